@@ -1,0 +1,102 @@
+const marker = Symbol.for('rewindable.error');
+
+/**
+ * Stable machine-readable codes. A code never changes meaning once released;
+ * match on `error.code`, show `error.message`.
+ */
+export const RewindableErrorCode = {
+  /** An option passed to the manager is missing or malformed. */
+  INVALID_OPTIONS: 'INVALID_OPTIONS',
+  /** The project directory (`cwd`) does not exist or is not a directory. */
+  CWD_NOT_FOUND: 'CWD_NOT_FOUND',
+  /** Rewinding was switched off with `enabled: false`. */
+  NOT_ENABLED: 'NOT_ENABLED',
+  /** A message or checkpoint id is not a UUID. */
+  INVALID_ID: 'INVALID_ID',
+  /** No checkpoint of this session has that id. */
+  CHECKPOINT_NOT_FOUND: 'CHECKPOINT_NOT_FOUND',
+  /** The id is a checkpoint of another session of the same project. */
+  CHECKPOINT_IN_OTHER_SESSION: 'CHECKPOINT_IN_OTHER_SESSION',
+  /** `checkpoint(id)` was given the id of a checkpoint that is not the latest. */
+  CHECKPOINT_ID_REUSED: 'CHECKPOINT_ID_REUSED',
+  /** `trackEdit()` was called before the first `checkpoint()`. */
+  NO_CHECKPOINT: 'NO_CHECKPOINT',
+  /** A path is empty, not a string, or contains a NUL byte. */
+  INVALID_PATH: 'INVALID_PATH',
+  /** A path lies outside the project root and the extra roots. */
+  PATH_OUTSIDE_PROJECT: 'PATH_OUTSIDE_PROJECT',
+  /** A path lies inside the store directory. */
+  PATH_IN_STORE: 'PATH_IN_STORE',
+  /** A path is a symbolic link, or a link now lies on its parent path. */
+  PATH_IS_LINK: 'PATH_IS_LINK',
+  /** A path names a directory, FIFO, socket or device. */
+  NOT_A_REGULAR_FILE: 'NOT_A_REGULAR_FILE',
+  /** A file is larger than the configured backup size cap. */
+  FILE_TOO_LARGE: 'FILE_TOO_LARGE',
+  /** `resume` named a session that does not exist. */
+  SESSION_NOT_FOUND: 'SESSION_NOT_FOUND',
+  /** `sessionId` named a session that already exists. */
+  SESSION_EXISTS: 'SESSION_EXISTS',
+  /** Another live process holds the session. */
+  SESSION_LOCKED: 'SESSION_LOCKED',
+  /** The session log belongs to another project directory. */
+  PROJECT_MISMATCH: 'PROJECT_MISMATCH',
+  /** The session log is damaged before its last line. */
+  LOG_CORRUPT: 'LOG_CORRUPT',
+  /** Reading or writing the store failed (disk full, permissions, I/O error). */
+  STORE_IO: 'STORE_IO',
+  /** A real rewind could not be completed; files were rolled back. */
+  REWIND_FAILED: 'REWIND_FAILED',
+  /** The manager was used after `close()`. */
+  CLOSED: 'CLOSED',
+  /** A tool's input does not match its schema. */
+  INVALID_TOOL_INPUT: 'INVALID_TOOL_INPUT',
+  /** A tool could not do what it was asked (string not found, cell missing ...). */
+  TOOL_FAILED: 'TOOL_FAILED',
+} as const;
+
+export type RewindableErrorCode = (typeof RewindableErrorCode)[keyof typeof RewindableErrorCode];
+
+export interface RewindableErrorOptions {
+  cause?: unknown;
+  /** Extra structured context (paths, ids) for logs and programs. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The one error type rewindable throws. Every failure carries a stable `code`
+ * and a message that says what went wrong and what to do about it.
+ *
+ * @example
+ * try { await manager.rewindFiles(id); }
+ * catch (error) {
+ *   if (RewindableError.isInstance(error) && error.code === 'CHECKPOINT_NOT_FOUND') { ... }
+ * }
+ */
+export class RewindableError extends Error {
+  readonly [marker] = true;
+  readonly code: RewindableErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: RewindableErrorCode, message: string, options: RewindableErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RewindableError';
+    this.code = code;
+    this.details = options.details;
+  }
+
+  /** True for errors thrown by any copy of rewindable (works across bundles and realms). */
+  static isInstance(error: unknown): error is RewindableError {
+    return typeof error === 'object' && error !== null && marker in error;
+  }
+}
+
+/** Wraps an unexpected filesystem failure of the store in a typed error. */
+export function storeIoError(action: string, cause: unknown): RewindableError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new RewindableError(
+    RewindableErrorCode.STORE_IO,
+    `Could not ${action}: ${reason}. Nothing was recorded; check free space and permissions, then retry.`,
+    { cause },
+  );
+}

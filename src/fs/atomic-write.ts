@@ -1,0 +1,98 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { flushFile, writeAll } from './flush.js';
+import { noFollow, PinnedDirectory, type PinFailure } from './pinned-directory.js';
+
+/** Temporary files end with this, so ones left by a crash can be recognised and swept. */
+const temporarySuffix = '.rewindable-tmp';
+const temporaryPattern = /^\..*\.[0-9a-f]{12}\.rewindable-tmp$/;
+
+/**
+ * Replaces `name` in `directory` with `bytes` and `mode`, atomically: the
+ * bytes go to a temporary file next to it (rename is only atomic within one
+ * directory's filesystem), which is flushed when `durable` and then renamed
+ * over the name. A reader sees the old file or the new one, never a mix; a
+ * link at `name` is replaced, never followed.
+ */
+export async function writeFileAtomically(directory: PinnedDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): Promise<void> {
+  const temporary = `.${name.slice(0, 180)}.${randomBytes(6).toString('hex')}${temporarySuffix}`;
+  const temporaryEntry = directory.entry(temporary);
+  const fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, 0o600);
+  try {
+    try {
+      writeAll(fd, bytes);
+      fs.fchmodSync(fd, mode); // exact mode, whatever the umask
+      if (durable) await flushFile(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temporaryEntry, directory.entry(name));
+  } catch (error) {
+    fs.rmSync(temporaryEntry, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Pins the parent directory of `filePath`. With `createMissing`, missing
+ * directories are created one level at a time, each inside the pinned level
+ * above it, so no link can redirect where they go.
+ */
+export function pinParentDirectory(filePath: string, createMissing: boolean): PinnedDirectory | PinFailure {
+  const parent = path.dirname(filePath);
+  const pinned = PinnedDirectory.open(parent);
+  if (pinned !== 'missing' || !createMissing) return pinned;
+  const missing: string[] = [];
+  let ancestor = parent;
+  let current: PinnedDirectory | PinFailure = 'missing';
+  while (current === 'missing' && path.dirname(ancestor) !== ancestor) {
+    missing.unshift(path.basename(ancestor));
+    ancestor = path.dirname(ancestor);
+    current = PinnedDirectory.open(ancestor);
+  }
+  for (const name of missing) {
+    if (typeof current === 'string') return current;
+    try {
+      fs.mkdirSync(current.entry(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        current.close();
+        throw error;
+      }
+    }
+    const next = PinnedDirectory.open(path.join(current.path, name));
+    current.close();
+    current = next;
+  }
+  return current;
+}
+
+/**
+ * Removes temporary files a crashed write left in `directory`. Only files
+ * older than `minimumAgeMs` go: another session may be writing in the same
+ * directory right now.
+ */
+export function sweepTemporaryFiles(directory: string, minimumAgeMs = 30_000): number {
+  const cutoff = Date.now() - minimumAgeMs;
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(directory);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (!temporaryPattern.test(name)) continue;
+    try {
+      const stat = fs.lstatSync(path.join(directory, name));
+      if (stat.isFile() && stat.mtimeMs <= cutoff) {
+        fs.rmSync(path.join(directory, name), { force: true });
+        removed += 1;
+      }
+    } catch {
+      // Gone already.
+    }
+  }
+  return removed;
+}

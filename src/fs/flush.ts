@@ -1,0 +1,40 @@
+import fs from 'node:fs';
+
+/**
+ * Flushing helpers. They run on libuv's thread pool so a flush of one file
+ * can overlap with work on another (a backup's flush with the tool's own write).
+ *
+ * A failed flush is final: after an fsync error the kernel may already have
+ * dropped the dirty pages, so a retry could succeed without the data being on
+ * disk. Callers treat the write as lost.
+ */
+
+export function flushFileData(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+export function flushFile(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fsync(fd, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** Makes a directory's entries (a created, renamed or removed name) durable. */
+export async function flushDirectory(directory: string): Promise<void> {
+  const fd = fs.openSync(directory, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    await flushFile(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Writes the whole buffer at the fd's current position (or at `position`), looping over short writes. */
+export function writeAll(fd: number, bytes: Uint8Array, position?: number): void {
+  let written = 0;
+  while (written < bytes.length) {
+    written += fs.writeSync(fd, bytes, written, bytes.length - written, position === undefined ? null : position + written);
+  }
+}

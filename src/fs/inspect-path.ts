@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FileType } from '../schemas.js';
+import { noFollow, PinnedDirectory } from './pinned-directory.js';
+import { wallClockNs } from './stat-signature.js';
+
+/**
+ * What is at a tracked path right now, found without following any link.
+ * Paths handed in are canonical: their parent part was a real directory path
+ * when first tracked, so a parent that no longer resolves to itself means a
+ * link or a move appeared since (SPEC 5.4).
+ */
+export type Inspection =
+  | { kind: 'absent'; parentMissing: boolean }
+  | { kind: 'file'; stat: fs.BigIntStats; observedAtNs: bigint; content?: Buffer }
+  | { kind: 'too-large'; stat: fs.BigIntStats }
+  | { kind: 'symlink' }
+  | { kind: 'not-regular'; fileType: FileType }
+  | { kind: 'unsafe-parent'; reason: string };
+
+export interface InspectOptions {
+  /** Read the file's bytes: always, or only when `needsContent(stat)` says so. */
+  read: boolean | ((stat: fs.BigIntStats) => boolean);
+  /** Files larger than this are reported as `too-large` and not read. */
+  maxBytes: number;
+}
+
+export function inspectPath(filePath: string, options: InspectOptions): Inspection {
+  const parent = PinnedDirectory.open(path.dirname(filePath));
+  if (typeof parent === 'string') {
+    if (parent !== 'missing') return { kind: 'unsafe-parent', reason: parentReason(parent) };
+    const ancestor = checkMissingParent(path.dirname(filePath));
+    return ancestor === undefined ? { kind: 'absent', parentMissing: true } : { kind: 'unsafe-parent', reason: ancestor };
+  }
+  try {
+    return inspectEntry(parent, path.basename(filePath), options);
+  } finally {
+    parent.close();
+  }
+}
+
+/** Inspects `name` inside an already pinned directory (the rewind keeps it open for the write that follows). */
+export function inspectEntry(directory: PinnedDirectory, name: string, options: InspectOptions): Inspection {
+  let stat: fs.BigIntStats;
+  try {
+    stat = fs.lstatSync(directory.entry(name), { bigint: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent', parentMissing: false };
+    throw error;
+  }
+  if (stat.isSymbolicLink()) return { kind: 'symlink' };
+  if (!stat.isFile()) return { kind: 'not-regular', fileType: fileTypeOf(stat) };
+  if (stat.size > BigInt(options.maxBytes)) return { kind: 'too-large', stat };
+  const wantContent = typeof options.read === 'function' ? options.read(stat) : options.read;
+  if (!wantContent) return { kind: 'file', stat, observedAtNs: wallClockNs() };
+  return readRegularFile(directory.entry(name), options.maxBytes);
+}
+
+function readRegularFile(entry: string, maxBytes: number): Inspection {
+  // O_NONBLOCK: if a FIFO was swapped in after the lstat, opening it must not hang.
+  const flags = fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0);
+  for (let attempt = 0; ; attempt += 1) {
+    const observedAtNs = wallClockNs();
+    let fd: number;
+    try {
+      fd = fs.openSync(entry, flags);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return { kind: 'absent', parentMissing: false };
+      if (code === 'ELOOP') return { kind: 'symlink' };
+      throw error;
+    }
+    try {
+      const stat = fs.fstatSync(fd, { bigint: true });
+      if (!stat.isFile()) return { kind: 'not-regular', fileType: fileTypeOf(stat) };
+      if (stat.size > BigInt(maxBytes)) return { kind: 'too-large', stat };
+      const content = readToEnd(fd, Number(stat.size), maxBytes);
+      if (content === undefined) return { kind: 'too-large', stat: fs.fstatSync(fd, { bigint: true }) };
+      const after = fs.fstatSync(fd, { bigint: true });
+      // Written to while we read: read again so bytes and signature belong together.
+      if ((after.mtimeNs !== stat.mtimeNs || after.size !== stat.size || BigInt(content.length) !== after.size) && attempt < 3) continue;
+      return { kind: 'file', stat, observedAtNs, content };
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}
+
+function readToEnd(fd: number, expected: number, maxBytes: number): Buffer | undefined {
+  let buffer = Buffer.allocUnsafe(Math.max(expected, 1));
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > maxBytes) return undefined;
+      const grown = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const count = fs.readSync(fd, buffer, length, buffer.length - length, null);
+    if (count === 0) break;
+    length += count;
+  }
+  return length > maxBytes ? undefined : buffer.subarray(0, length);
+}
+
+/**
+ * For a path whose parent directory is gone: every ancestor that still exists
+ * must be a real directory at its own path. Returns why not, or undefined.
+ */
+export function checkMissingParent(directory: string): string | undefined {
+  for (let current = directory; ; current = path.dirname(current)) {
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(current);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && path.dirname(current) !== current) continue;
+      return `cannot inspect ${current}`;
+    }
+    if (stat.isSymbolicLink()) return `${current} is now a symbolic link`;
+    if (!stat.isDirectory()) return `${current} is not a directory`;
+    try {
+      return fs.realpathSync.native(current) === current ? undefined : `${current} no longer resolves to itself`;
+    } catch {
+      return `cannot resolve ${current}`;
+    }
+  }
+}
+
+function parentReason(failure: 'link' | 'not-directory' | 'moved'): string {
+  if (failure === 'link') return 'its parent directory was replaced by a symbolic link';
+  if (failure === 'not-directory') return 'its parent path is no longer a directory';
+  return 'its parent directory no longer resolves to where it was when first tracked';
+}
+
+export function fileTypeOf(stat: fs.BigIntStats | fs.Stats): FileType {
+  if (stat.isDirectory()) return 'directory';
+  if (stat.isFIFO()) return 'fifo';
+  if (stat.isSocket()) return 'socket';
+  if (stat.isCharacterDevice()) return 'character-device';
+  if (stat.isBlockDevice()) return 'block-device';
+  return 'unknown';
+}

@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { flushFile } from './flush.js';
+
+const procFd = process.platform === 'linux' && fs.existsSync('/proc/self/fd');
+export const noFollow = fs.constants.O_NOFOLLOW ?? 0;
+const directoryFlag = fs.constants.O_DIRECTORY ?? 0;
+
+export type PinFailure = 'missing' | 'link' | 'not-directory' | 'moved';
+
+/**
+ * An open directory that every later operation goes through. On Linux,
+ * `/proc/self/fd/<fd>/<name>` resolves inside the directory that was opened,
+ * whatever happens to its path afterwards, so a directory swapped for a link
+ * between our check and our write cannot redirect the write (Node has no
+ * `openat`; this is the same guarantee). Elsewhere, names resolve by path and
+ * each operation re-checks the directory first.
+ */
+export class PinnedDirectory {
+  private constructor(
+    readonly path: string,
+    private fd: number,
+  ) {}
+
+  /**
+   * Opens `directory`, which must be a canonical path (no links in it), and
+   * checks that it really is where that path says.
+   */
+  static open(directory: string): PinnedDirectory | PinFailure {
+    let fd: number;
+    try {
+      fd = fs.openSync(directory, fs.constants.O_RDONLY | directoryFlag | noFollow);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return 'missing';
+      if (code === 'ELOOP') return 'link';
+      if (code === 'ENOTDIR') return isLink(directory) ? 'link' : 'not-directory';
+      throw error;
+    }
+    const pinned = new PinnedDirectory(directory, fd);
+    if (!fs.fstatSync(fd).isDirectory()) {
+      pinned.close();
+      return 'not-directory';
+    }
+    if (!pinned.isStillAtPath()) {
+      pinned.close();
+      return 'moved';
+    }
+    return pinned;
+  }
+
+  /** A path for `name` inside this directory. */
+  entry(name: string): string {
+    return procFd ? `/proc/self/fd/${this.fd}/${name}` : path.join(this.path, name);
+  }
+
+  /** True while the opened directory is still the one at its path (no link on the way, not moved or deleted). */
+  isStillAtPath(): boolean {
+    try {
+      const actual = procFd ? fs.readlinkSync(`/proc/self/fd/${this.fd}`) : fs.realpathSync.native(this.path);
+      if (actual !== this.path) return false;
+      if (procFd) return true;
+      const opened = fs.fstatSync(this.fd);
+      const current = fs.lstatSync(this.path);
+      return opened.ino === current.ino && opened.dev === current.dev;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Makes created, renamed and removed entries durable. */
+  flush(): Promise<void> {
+    return flushFile(this.fd);
+  }
+
+  close(): void {
+    if (this.fd >= 0) fs.closeSync(this.fd);
+    this.fd = -1;
+  }
+}
+
+function isLink(target: string): boolean {
+  try {
+    return fs.lstatSync(target).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}

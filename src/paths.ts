@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { validate as isUuidString } from 'uuid';
+import { RewindableError, RewindableErrorCode } from './errors.js';
+
+/** The project's key in the store: its real path with every character outside `[A-Za-z0-9]` replaced by `-`. */
+export function encodeProjectKey(realProjectRoot: string): string {
+  return realProjectRoot.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && isUuidString(value);
+}
+
+export function assertUuid(value: unknown, what: string): asserts value is string {
+  if (!isUuid(value)) {
+    throw new RewindableError(
+      RewindableErrorCode.INVALID_ID,
+      `${JSON.stringify(value)} is not a valid ${what}: expected a UUID such as "3f0c2a8e-6a1b-4c4e-9f3e-2b7d5c1a9e40".`,
+      { details: { id: value } },
+    );
+  }
+}
+
+/** Where tracked paths may live. All directories are real paths. */
+export interface PathScope {
+  /** Real path of the project root. */
+  readonly root: string;
+  /** The project root as the caller spelled it (may pass through links). */
+  readonly givenRoot: string;
+  readonly extraRoots: readonly string[];
+  /** The store's directory, which is never tracked (absent for stores that are not on disk). */
+  readonly storeDirectory: string | undefined;
+}
+
+export function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+/**
+ * The canonical absolute path of a file a caller names: relative paths
+ * resolve against the project root, and every directory that exists is
+ * replaced by its real path, so one file has one tracked path. Throws a typed
+ * error for paths outside the allowed roots or inside the store.
+ */
+export function canonicalPath(input: unknown, scope: PathScope): string {
+  if (typeof input !== 'string' || input.length === 0 || input.includes('\0')) {
+    throw new RewindableError(
+      RewindableErrorCode.INVALID_PATH,
+      `Invalid file path ${JSON.stringify(input)}: expected a non-empty string without NUL bytes.`,
+    );
+  }
+  let absolute = path.resolve(scope.givenRoot, input);
+  if (absolute === scope.givenRoot || isInside(absolute, scope.givenRoot)) {
+    absolute = path.join(scope.root, path.relative(scope.givenRoot, absolute));
+  }
+  const canonical = canonicalLocation(absolute);
+  const roots = [scope.root, ...scope.extraRoots];
+  if (!roots.some((root) => isInside(canonical, root))) {
+    throw new RewindableError(
+      RewindableErrorCode.PATH_OUTSIDE_PROJECT,
+      `${input} is outside the project root ${scope.root}` +
+        (canonical !== absolute ? ` (it resolves to ${canonical})` : '') +
+        '. Only files inside the project can be tracked; add extra roots with the `extraRoots` option.',
+      { details: { path: input, resolved: canonical } },
+    );
+  }
+  const store = scope.storeDirectory;
+  if (store !== undefined && (canonical === store || isInside(canonical, store))) {
+    throw new RewindableError(
+      RewindableErrorCode.PATH_IN_STORE,
+      `${input} is inside rewindable's own store (${scope.storeDirectory}); the store is never tracked.`,
+      { details: { path: input } },
+    );
+  }
+  return canonical;
+}
+
+/** `absolute` with the longest existing directory prefix of its parent replaced by its real path. */
+export function canonicalLocation(absolute: string): string {
+  const missing: string[] = [path.basename(absolute)];
+  for (let current = path.dirname(absolute); ; current = path.dirname(current)) {
+    try {
+      return path.join(fs.realpathSync.native(current), ...missing);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path.dirname(current) === current) throw error;
+      missing.unshift(path.basename(current));
+    }
+  }
+}
+
+/** Paths in the log are relative to the project root (so a moved project keeps its history), or absolute for extra roots. */
+export function toStoredPath(absolute: string, root: string): string {
+  return isInside(absolute, root) ? path.relative(root, absolute).split(path.sep).join('/') : absolute;
+}
+
+export function fromStoredPath(stored: string, root: string): string {
+  return path.isAbsolute(stored) ? stored : path.join(root, ...stored.split('/'));
+}

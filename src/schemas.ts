@@ -1,0 +1,150 @@
+import { z } from 'zod';
+
+/**
+ * Records of the session log. Each is one JSON line, appended the moment the
+ * event happens. Readers ignore record types they do not know, so newer
+ * writers can add types without breaking older readers.
+ */
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex SHA-256');
+const isoTime = z.string().min(1);
+
+/** Stat signature of a file as last observed; lets a checkpoint skip re-reading unchanged files. */
+export const observationSchema = z.object({
+  /** `dev:ino:size:mode:mtimeNs:ctimeNs` */
+  sig: z.string(),
+  /** Wall-clock time (ns since epoch) taken before the file was read. */
+  atNs: z.string(),
+});
+export type Observation = z.infer<typeof observationSchema>;
+
+export const fileTypeSchema = z.enum(['directory', 'fifo', 'socket', 'character-device', 'block-device', 'unknown']);
+export type FileType = z.infer<typeof fileTypeSchema>;
+
+/**
+ * What a tracked path was at some moment. Only `file` and `absent` can be
+ * restored; every other kind is a state we refuse to recreate (SPEC 4, 5.4).
+ */
+export const fileStateSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('absent') }),
+  z.object({
+    kind: z.literal('file'),
+    sha256,
+    size: z.number().int().nonnegative(),
+    /** Permission bits (`mode & 0o7777`). */
+    mode: z.number().int().nonnegative(),
+  }),
+  z.object({ kind: z.literal('symlink') }),
+  z.object({ kind: z.literal('not-regular'), fileType: fileTypeSchema }),
+  /** A link appeared on the parent path after the path was first tracked. */
+  z.object({ kind: z.literal('unsafe-parent') }),
+  z.object({ kind: z.literal('too-large'), size: z.number().int().nonnegative() }),
+]);
+export type FileState = z.infer<typeof fileStateSchema>;
+export type RegularFileState = Extract<FileState, { kind: 'file' }>;
+
+/** A path as stored in the log: relative to the project root (POSIX separators) or absolute for extra roots. */
+const storedPath = z.string().min(1);
+
+export const sessionStartRecordSchema = z.object({
+  type: z.literal('session-start'),
+  formatVersion: z.literal(1),
+  sessionId: z.string(),
+  /** Real path of the project root; detects two projects whose encoded names collide. */
+  cwd: z.string(),
+  createdAt: isoTime,
+  /** Set when the session was forked from another one. */
+  forkedFrom: z.object({ sessionId: z.string(), messageId: z.string() }).optional(),
+});
+
+export const checkpointRecordSchema = z.object({
+  type: z.literal('checkpoint'),
+  id: z.string(),
+  createdAt: isoTime,
+  /** `message`: a user message arrived. `pre-rewind`: automatic, taken so a rewind can be undone. */
+  reason: z.enum(['message', 'pre-rewind']),
+  /** True when the latest checkpoint was refreshed in place (`checkpoint(latestId)` again). */
+  refresh: z.boolean().optional(),
+  /** Tracked paths whose state changed since the previous checkpoint. */
+  files: z.array(z.object({ path: storedPath, state: fileStateSchema, observed: observationSchema.optional() })),
+});
+
+export const trackRecordSchema = z.object({
+  type: z.literal('track'),
+  /** The checkpoint the first backup belongs to. */
+  checkpointId: z.string(),
+  path: storedPath,
+  state: fileStateSchema,
+  observed: observationSchema.optional(),
+  at: isoTime,
+});
+
+/** What a tracked tool wrote, so later changes by anyone else can be told apart (conflicts). */
+export const writeRecordSchema = z.object({
+  type: z.literal('write'),
+  path: storedPath,
+  state: fileStateSchema,
+  observed: observationSchema.optional(),
+  tool: z.string().optional(),
+  toolCallId: z.string().optional(),
+  at: isoTime,
+});
+
+export const rewindActionSchema = z.enum(['restore', 'recreate', 'delete', 'chmod']);
+export type RewindAction = z.infer<typeof rewindActionSchema>;
+
+/** Written, durably, before a rewind touches any file. */
+export const rewindBeginRecordSchema = z.object({
+  type: z.literal('rewind-begin'),
+  rewindId: z.string(),
+  target: z.string(),
+  undoCheckpointId: z.string(),
+  at: isoTime,
+  plan: z.array(z.object({ path: storedPath, action: rewindActionSchema })),
+});
+
+export const rewindEndRecordSchema = z.object({
+  type: z.literal('rewind-end'),
+  rewindId: z.string(),
+  /** `complete`: every planned change made. `rolled-back`: files put back as they were before the rewind. */
+  status: z.enum(['complete', 'rolled-back']),
+  at: isoTime,
+  filesChanged: z.array(storedPath),
+  insertions: z.number().int().nonnegative(),
+  deletions: z.number().int().nonnegative(),
+  skipped: z.array(z.object({ path: storedPath, reason: z.string() })),
+  error: z.string().optional(),
+});
+
+/**
+ * Voids the record just before it. Written when a session is reopened and its
+ * last record names a backup that did not survive a crash: that record was
+ * never acknowledged, so no tool wrote after it.
+ */
+export const discardRecordSchema = z.object({
+  type: z.literal('discard'),
+  count: z.literal(1),
+  reason: z.string(),
+  at: isoTime,
+});
+
+export const logRecordSchema = z.discriminatedUnion('type', [
+  sessionStartRecordSchema,
+  checkpointRecordSchema,
+  trackRecordSchema,
+  writeRecordSchema,
+  rewindBeginRecordSchema,
+  rewindEndRecordSchema,
+  discardRecordSchema,
+]);
+
+export type SessionStartRecord = z.infer<typeof sessionStartRecordSchema>;
+export type CheckpointRecord = z.infer<typeof checkpointRecordSchema>;
+export type TrackRecord = z.infer<typeof trackRecordSchema>;
+export type WriteRecord = z.infer<typeof writeRecordSchema>;
+export type RewindBeginRecord = z.infer<typeof rewindBeginRecordSchema>;
+export type RewindEndRecord = z.infer<typeof rewindEndRecordSchema>;
+export type DiscardRecord = z.infer<typeof discardRecordSchema>;
+export type LogRecord = z.infer<typeof logRecordSchema>;
+
+export const knownRecordTypes: ReadonlySet<string> = new Set(logRecordSchema.options.map((option) => option.shape.type.value));

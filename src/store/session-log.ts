@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
+import { knownRecordTypes, logRecordSchema, type FileState, type LogRecord } from '../schemas.js';
+import type { AppendOptions, BlobWrite, SessionKey, StorageAdapter, StoreEntry } from './storage-adapter.js';
+
+export type BlobRead = { ok: true; bytes: Buffer } | { ok: false; reason: string };
+
+export interface LoadedSession {
+  records: LogRecord[];
+  /** The last record named a backup that did not survive a crash; it was dropped. */
+  droppedUnacknowledged: boolean;
+}
+
+/**
+ * One session's log and blobs, typed: records are validated with zod on the
+ * way in, blobs are hashed on the way in and checked on the way out.
+ */
+export class SessionLog {
+  constructor(
+    readonly storage: StorageAdapter,
+    readonly key: SessionKey,
+  ) {}
+
+  async load(): Promise<LoadedSession | null> {
+    let entries: StoreEntry[] | null;
+    try {
+      entries = await this.storage.load(this.key);
+    } catch (error) {
+      if (RewindableError.isInstance(error)) throw error;
+      throw storeIoError(`read the log of session ${this.key.sessionId}`, error);
+    }
+    if (entries === null) return null;
+    const records: LogRecord[] = [];
+    entries.forEach((entry, index) => {
+      if (!knownRecordTypes.has(entry.type)) return; // written by a newer version: not ours to judge
+      const parsed = logRecordSchema.safeParse(entry);
+      if (!parsed.success) {
+        throw new RewindableError(
+          RewindableErrorCode.LOG_CORRUPT,
+          `The log of session ${this.key.sessionId} has an invalid "${entry.type}" record at entry ${index + 1}: ` +
+            `${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}. The session was not opened.`,
+          { details: { entry: index + 1 } },
+        );
+      }
+      if (parsed.data.type === 'discard') records.pop();
+      else records.push(parsed.data);
+    });
+    const last = records.at(-1);
+    let droppedUnacknowledged = false;
+    if (last !== undefined) {
+      const named = blobsNamedBy(last);
+      if (named.length > 0) {
+        const present = await this.storage.hasBlobs(this.key, named);
+        if (named.some((hash) => !present.has(hash))) {
+          records.pop();
+          droppedUnacknowledged = true;
+        }
+      }
+    }
+    return { records, droppedUnacknowledged };
+  }
+
+  /** Appends records, and the blobs they name, as durably as the storage promises. */
+  async append(records: readonly LogRecord[], blobs: readonly BlobWrite[] = [], options: AppendOptions = {}): Promise<void> {
+    try {
+      await this.storage.append(this.key, records as unknown as StoreEntry[], blobs, options);
+    } catch (error) {
+      if (RewindableError.isInstance(error)) throw error;
+      throw storeIoError(`write to the log of session ${this.key.sessionId}`, error);
+    }
+  }
+
+  async readBlob(hash: string): Promise<BlobRead> {
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await this.storage.getBlob(this.key, hash);
+    } catch (error) {
+      return { ok: false, reason: `its backup ${hash.slice(0, 12)} cannot be read (${error instanceof Error ? error.message : String(error)})` };
+    }
+    if (bytes === null) return { ok: false, reason: `its backup ${hash.slice(0, 12)} is missing from the store` };
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (sha256(buffer) !== hash) return { ok: false, reason: `its backup ${hash.slice(0, 12)} no longer matches its hash` };
+    return { ok: true, bytes: buffer };
+  }
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Hashes of the backups a record names. */
+export function blobsNamedBy(record: LogRecord): string[] {
+  const states: FileState[] =
+    record.type === 'track' ? [record.state] : record.type === 'checkpoint' ? record.files.map((file) => file.state) : [];
+  return states.flatMap((state) => (state.kind === 'file' ? [state.sha256] : []));
+}

@@ -1,0 +1,102 @@
+/**
+ * The storage contract, version 1. A storage adapter keeps two things:
+ *
+ * - session logs: ordered, append-only lists of JSON entries, one list per
+ *   session. This half has the shape of the Claude Agent SDK's `SessionStore`
+ *   (`append`, `load`, `listSessions`, `delete`, keyed by `{ projectKey, sessionId }`),
+ *   so an existing implementation can be reused;
+ * - blobs: immutable byte strings named by their SHA-256 (lowercase hex).
+ *
+ * The manager checks every blob's hash on read, validates every entry, and
+ * serializes all writes to one session, so adapters stay simple.
+ */
+
+/** Addresses one session's log. `projectKey` is the encoded project path. */
+export interface SessionKey {
+  readonly projectKey: string;
+  readonly sessionId: string;
+}
+
+/** One log entry: any JSON-safe object with a string `type`. */
+export interface StoreEntry {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
+export interface StoredSessionInfo {
+  readonly sessionId: string;
+  /** Last modification, milliseconds since the epoch. */
+  readonly mtime: number;
+}
+
+export interface BlobWrite {
+  /** SHA-256 of `bytes`, lowercase hex. */
+  readonly hash: string;
+  readonly bytes: Uint8Array;
+  /**
+   * A blob of the same session this one is likely similar to (the previous
+   * version of the same file). Adapters may store a delta against it.
+   */
+  readonly similarTo?: string;
+}
+
+export interface AppendOptions {
+  /**
+   * `false`: the entries need not be durable when the promise resolves; the
+   * next flushed append makes them so. For bookkeeping the manager can afford
+   * to lose in a power cut (never for backups).
+   * @default true
+   */
+  flush?: boolean;
+}
+
+export interface StorageLock {
+  release(): Promise<void>;
+}
+
+export interface StorageAdapter {
+  readonly specificationVersion: 'v1';
+
+  /**
+   * Appends entries in order. Resolves once they are stored as durably as the
+   * adapter promises (the filesystem adapter: fsynced, unless `durability: 'none'`).
+   *
+   * `blobs` are the backups the entries name. They are stored no later than
+   * the entries: if storing a blob fails, the entries are not appended. (An
+   * adapter may flush both together; after a crash the manager discards a last
+   * entry whose blobs did not survive, since it was never acknowledged.)
+   */
+  append(key: SessionKey, entries: readonly StoreEntry[], blobs?: readonly BlobWrite[], options?: AppendOptions): Promise<void>;
+  /** Every entry appended under `key`, in order, or `null` when the session does not exist. */
+  load(key: SessionKey): Promise<StoreEntry[] | null>;
+  /** Sessions of one project. */
+  listSessions(projectKey: string): Promise<StoredSessionInfo[]>;
+  /** Removes a session's log and the blobs only it holds. */
+  delete(key: SessionKey): Promise<void>;
+
+  /**
+   * Stores blobs on their own (copies between stores, forks). A blob written
+   * under a key can be read back under that key; adapters may share storage
+   * between sessions by hash.
+   */
+  putBlobs(key: SessionKey, blobs: readonly BlobWrite[]): Promise<void>;
+  /** The blob's bytes, or `null` when it is not stored. Callers verify the hash. */
+  getBlob(key: SessionKey, hash: string): Promise<Uint8Array | null>;
+  /** The subset of `hashes` readable under `key`. */
+  hasBlobs(key: SessionKey, hashes: readonly string[]): Promise<Set<string>>;
+
+  /** Every project key with at least one session (retention needs it). */
+  listProjects?(): Promise<string[]>;
+  /**
+   * Deletes shared blobs that no session in `referenced` names and that are
+   * older than `graceMs`. Returns how many bytes were freed.
+   */
+  collectGarbage?(referenced: ReadonlySet<string>, options: { graceMs: number }): Promise<{ blobsRemoved: number; bytesFreed: number }>;
+  /**
+   * Exclusive write access to one session. Rejects with a `SESSION_LOCKED`
+   * `RewindableError` while another live process holds it.
+   */
+  lock?(key: SessionKey): Promise<StorageLock>;
+  /** Releases open handles. */
+  close?(): Promise<void>;
+}
