@@ -1,0 +1,335 @@
+import { v4 as uuidv4 } from 'uuid';
+import { RewindableError, RewindableErrorCode } from './errors.js';
+import { assertUuid, canonicalLocation, canonicalPath, encodeProjectKey, isUuid, type PathScope } from './paths.js';
+import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
+import type { RewindFilesResult } from './rewind/result.js';
+import { dryRunRewind, recoverInterruptedRewind, runRewind } from './rewind/transaction.js';
+import type { CheckpointRecord, FileState } from './schemas.js';
+import { observePath } from './session/observe-path.js';
+import { now, Session } from './session/session.js';
+import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
+import { SessionLog } from './store/session-log.js';
+import type { StorageAdapter } from './store/storage-adapter.js';
+import { SerialQueue } from './util/serial-queue.js';
+
+export const notEnabledMessage = 'File rewinding is not enabled.';
+export const checkpointNotFoundMessage = 'No file checkpoint found for this message.';
+
+export interface RewindFilesOptions {
+  /** Report what the rewind would do without writing anything. @default false */
+  dryRun?: boolean;
+  /** Leave files changed by someone other than the tracked tools alone instead of overwriting them. @default false */
+  skipConflicts?: boolean;
+}
+
+export interface CheckpointSummary {
+  /** The user message's UUID. */
+  id: string;
+  createdAt: string;
+  /** `message`: taken when a user message arrived. `pre-rewind`: taken automatically so a rewind can be undone. */
+  reason: 'message' | 'pre-rewind';
+  /** Tracked paths whose state this checkpoint holds. */
+  files: string[];
+}
+
+export interface RecordWriteOptions {
+  /** Name of the tool that wrote (`Write`, `Edit` ...). */
+  tool?: string;
+  /** The framework's id of the tool call. */
+  toolCallId?: string;
+}
+
+/**
+ * File checkpoints for one agent session in one project.
+ *
+ * Call `checkpoint(userMessageId)` when a user message arrives, `trackEdit(path)`
+ * before a tool changes a file, and `rewindFiles(userMessageId)` to put every
+ * tracked file back as it was before that message.
+ *
+ * @example
+ * const manager = new CheckpointManager({ cwd: '/abs/project' });
+ * await manager.checkpoint(userMessage.uuid);
+ * await manager.trackEdit('src/app.ts');
+ * await fs.writeFile('/abs/project/src/app.ts', code);
+ * const preview = await manager.rewindFiles(userMessage.uuid, { dryRun: true });
+ * await manager.rewindFiles(userMessage.uuid);
+ * await manager.close();
+ */
+export class CheckpointManager {
+  /** The session's UUID. */
+  readonly sessionId: string;
+  private readonly options: ResolvedOptions;
+  private readonly scope: PathScope;
+  private readonly storage: StorageAdapter | undefined;
+  private readonly queue = new SerialQueue();
+  private readonly opening: Promise<Session | undefined>;
+  private closed = false;
+
+  /**
+   * Validates the options at once (a missing `cwd` or a malformed id throws
+   * here) and opens the session in the background; the first call waits for
+   * it, and `CheckpointManager.open()` waits at once.
+   */
+  constructor(options: CheckpointManagerOptions) {
+    this.options = resolveOptions(options);
+    this.sessionId = this.options.resume ?? this.options.sessionId ?? uuidv4();
+    this.storage = this.options.enabled
+      ? (this.options.storage ?? filesystemStorage({ directory: this.options.storeDir, durability: this.options.durability }))
+      : undefined;
+    this.scope = {
+      root: this.options.root,
+      givenRoot: this.options.givenRoot,
+      extraRoots: this.options.extraRoots,
+      storeDirectory: storeDirectoryOf(this.storage),
+    };
+    this.opening = this.openSession();
+    this.opening.catch(() => {}); // surfaced by the first call, never as an unhandled rejection
+  }
+
+  /** Creates a manager and waits until its session is open (errors surface here). */
+  static async open(options: CheckpointManagerOptions): Promise<CheckpointManager> {
+    const manager = new CheckpointManager(options);
+    await manager.opening;
+    return manager;
+  }
+
+  /** Real path of the project root; tracked paths are reported under it. */
+  get root(): string {
+    return this.options.root;
+  }
+
+  /**
+   * Records the state of every tracked file: call it when a user message
+   * arrives, before any tool runs for it. Returns the checkpoint's id (the
+   * message's UUID, or a new one when omitted). Calling it again with the
+   * latest checkpoint's id refreshes that checkpoint.
+   */
+  async checkpoint(userMessageId?: string): Promise<string> {
+    const id = userMessageId ?? uuidv4();
+    assertUuid(id, 'user message id');
+    const session = await this.session();
+    if (session === undefined) return id;
+    return this.queue.run(async () => {
+      const existing = session.state.checkpointsById.get(id);
+      const latest = session.state.latestCheckpoint;
+      if (existing !== undefined && existing !== latest) {
+        throw new RewindableError(
+          RewindableErrorCode.CHECKPOINT_ID_REUSED,
+          `Message ${id} already has a checkpoint, and it is not the latest one. Each user message gets its own checkpoint; pass a new message id.`,
+        );
+      }
+      const batch = session.newBlobBatch();
+      const files: CheckpointRecord['files'] = [];
+      for (const tracked of session.state.paths.values()) {
+        const observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: this.options.maxFileBytes, read: 'if-changed' });
+        const entry = await session.noteObservation(tracked, observation, batch);
+        if (entry !== undefined) files.push(entry);
+      }
+      if (existing !== undefined && files.length === 0) return id;
+      await session.append(
+        [{ type: 'checkpoint', id, createdAt: now(), reason: 'message', ...(existing !== undefined ? { refresh: true } : {}), files }],
+        batch.take(),
+      );
+      return id;
+    });
+  }
+
+  /**
+   * Backs up a file before a tool changes it: its exact bytes and mode, or the
+   * fact that it does not exist. The first call for a path in the session
+   * attaches the backup to the current checkpoint; later calls do nothing.
+   * Resolves once the backup is durable.
+   */
+  async trackEdit(filePath: string): Promise<void> {
+    const session = await this.session();
+    if (session === undefined) return;
+    const absolute = canonicalPath(filePath, this.scope);
+    await this.queue.run(async () => {
+      const checkpoint = session.state.latestCheckpoint;
+      if (checkpoint === undefined) {
+        throw new RewindableError(
+          RewindableErrorCode.NO_CHECKPOINT,
+          `trackEdit(${JSON.stringify(filePath)}) was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.`,
+        );
+      }
+      if (session.state.paths.has(absolute)) return;
+      const observation = observePath(absolute, undefined, { maxBytes: this.options.maxFileBytes, read: 'always' });
+      assertTrackable(filePath, observation.state, this.options.maxFileBytes, observation.reason);
+      const batch = session.newBlobBatch();
+      await session.queueBackup(observation, batch);
+      await session.append(
+        [
+          {
+            type: 'track',
+            checkpointId: checkpoint.id,
+            path: session.storedPath(absolute),
+            state: observation.state,
+            ...(observation.observed ? { observed: observation.observed } : {}),
+            at: now(),
+          },
+        ],
+        batch.take(),
+      );
+    });
+  }
+
+  /**
+   * Records what a tool just wrote to a tracked file (its hash, not its
+   * bytes), so a later rewind can tell the agent's writes from anyone else's
+   * and report conflicts. The built-in tools and adapters call it for you.
+   */
+  async recordWrite(filePath: string, details: RecordWriteOptions = {}): Promise<void> {
+    const session = await this.session();
+    if (session === undefined) return;
+    const absolute = canonicalPath(filePath, this.scope);
+    await this.queue.run(async () => {
+      const tracked = session.state.paths.get(absolute);
+      if (tracked === undefined) return;
+      const observation = observePath(absolute, undefined, { maxBytes: this.options.maxFileBytes, read: 'always' });
+      await session.append(
+        [
+          {
+            type: 'write',
+            path: tracked.storedPath,
+            state: observation.state,
+            ...(observation.observed ? { observed: observation.observed } : {}),
+            ...(details.tool !== undefined ? { tool: details.tool } : {}),
+            ...(details.toolCallId !== undefined ? { toolCallId: details.toolCallId } : {}),
+            at: now(),
+          },
+        ],
+        [],
+        { flush: false }, // bookkeeping for conflict reports, not a backup: the next durable append carries it
+      );
+    });
+  }
+
+  /**
+   * Puts every tracked file back as it was when the checkpoint of
+   * `userMessageId` was taken: created files deleted, modified files restored,
+   * links and moved directories left alone. With `dryRun`, reports the same
+   * thing without writing anything.
+   *
+   * A dry run never throws for a rewind that cannot happen; it returns
+   * `{ canRewind: false, error }`. A real rewind that cannot happen rejects
+   * with a `RewindableError`.
+   */
+  async rewindFiles(userMessageId: string, options: RewindFilesOptions = {}): Promise<RewindFilesResult> {
+    const dryRun = options.dryRun ?? false;
+    try {
+      if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
+      assertUuid(userMessageId, 'user message id');
+      const session = (await this.session())!;
+      return await this.queue.run(async () => {
+        const target = session.state.checkpointsById.get(userMessageId);
+        if (target === undefined) throw await this.checkpointNotFound(session, userMessageId);
+        return dryRun ? dryRunRewind(session, target, options.skipConflicts ?? false) : runRewind(session, target, options.skipConflicts ?? false);
+      });
+    } catch (error) {
+      if (!dryRun) throw error;
+      const typed = RewindableError.isInstance(error) ? error : undefined;
+      return { canRewind: false, dryRun, error: typed?.message ?? String(error), errorCode: typed?.code ?? RewindableErrorCode.REWIND_FAILED };
+    }
+  }
+
+  /** Checkpoints of the session, oldest first. */
+  async listCheckpoints(): Promise<CheckpointSummary[]> {
+    const session = await this.session();
+    if (session === undefined) return [];
+    return this.queue.run(async () =>
+      session.state.checkpoints.map((checkpoint) => ({
+        id: checkpoint.id,
+        createdAt: checkpoint.createdAt,
+        reason: checkpoint.reason,
+        files: session.state.pathsRecordedAt(checkpoint.index).map((tracked) => tracked.path),
+      })),
+    );
+  }
+
+  /** Waits for pending work, releases the session's lock and the store's handles. Further calls throw `CLOSED`. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const session = await this.opening.catch(() => undefined);
+    await this.queue.idle();
+    await session?.close();
+    if (this.options.storage === undefined) await this.storage?.close?.();
+  }
+
+  private async openSession(): Promise<Session | undefined> {
+    if (this.storage === undefined) return undefined;
+    const session = await Session.open({
+      storage: this.storage,
+      root: this.options.root,
+      sessionId: this.sessionId,
+      mode: this.options.resume !== undefined ? 'resume' : 'create',
+      durable: this.options.durability === 'full',
+      maxFileBytes: this.options.maxFileBytes,
+    });
+    try {
+      await recoverInterruptedRewind(session);
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
+    return session;
+  }
+
+  private async session(): Promise<Session | undefined> {
+    if (this.closed) {
+      throw new RewindableError(RewindableErrorCode.CLOSED, `The CheckpointManager of session ${this.sessionId} is closed; create a new one with resume to continue.`);
+    }
+    return this.opening;
+  }
+
+  /** Tells an unknown id apart from a checkpoint of another session of the same project. */
+  private async checkpointNotFound(session: Session, id: string): Promise<RewindableError> {
+    const projectKey = encodeProjectKey(this.options.root);
+    try {
+      for (const other of await session.log.storage.listSessions(projectKey)) {
+        if (other.sessionId === this.sessionId || !isUuid(other.sessionId)) continue;
+        const loaded = await new SessionLog(session.log.storage, { projectKey, sessionId: other.sessionId }).load().catch(() => null);
+        if (loaded?.records.some((record) => record.type === 'checkpoint' && record.id === id)) {
+          return new RewindableError(
+            RewindableErrorCode.CHECKPOINT_IN_OTHER_SESSION,
+            `${checkpointNotFoundMessage} Message ${id} is a checkpoint of session ${other.sessionId} of this project, not of session ${this.sessionId}; open that session with resume to rewind to it.`,
+            { details: { sessionId: other.sessionId } },
+          );
+        }
+      }
+    } catch {
+      // Listing other sessions is a courtesy; the plain answer stands.
+    }
+    return new RewindableError(RewindableErrorCode.CHECKPOINT_NOT_FOUND, checkpointNotFoundMessage, { details: { id } });
+  }
+}
+
+/** trackEdit refuses what a checkpoint could never restore (SPEC 4). */
+function assertTrackable(filePath: string, state: FileState, maxFileBytes: number, reason: string | undefined): void {
+  switch (state.kind) {
+    case 'file':
+    case 'absent':
+      return;
+    case 'symlink':
+      throw new RewindableError(
+        RewindableErrorCode.PATH_IS_LINK,
+        `${filePath} is a symbolic link. rewindable never reads or writes through links; edit the file it points to by its own path.`,
+      );
+    case 'unsafe-parent':
+      throw new RewindableError(RewindableErrorCode.PATH_IS_LINK, `${filePath} cannot be tracked: ${reason ?? 'its parent path changed while it was checked'}.`);
+    case 'not-regular':
+      throw new RewindableError(RewindableErrorCode.NOT_A_REGULAR_FILE, `${filePath} is a ${state.fileType}, not a regular file; only regular files can be tracked.`);
+    case 'too-large':
+      throw new RewindableError(
+        RewindableErrorCode.FILE_TOO_LARGE,
+        `${filePath} is ${state.size} bytes, over the backup size cap of ${maxFileBytes} bytes. Raise maxFileBytes to track it.`,
+      );
+  }
+}
+
+/** The store's own directory, when it has one, in canonical form (it is never tracked). */
+function storeDirectoryOf(storage: StorageAdapter | undefined): string | undefined {
+  const directory = (storage as { directory?: unknown } | undefined)?.directory;
+  return typeof directory === 'string' ? canonicalLocation(directory) : undefined;
+}
+

@@ -1,0 +1,19 @@
+export { CheckpointManager, checkpointNotFoundMessage, notEnabledMessage } from './checkpoint-manager.js';
+export type { CheckpointSummary, RecordWriteOptions, RewindFilesOptions } from './checkpoint-manager.js';
+export type { CheckpointManagerOptions } from './options.js';
+export { RewindableError, RewindableErrorCode } from './errors.js';
+export type { RewindableErrorOptions } from './errors.js';
+export type { RewindFileChange, RewindFilesResult } from './rewind/result.js';
+export type { SkippedPath, SkipReason } from './rewind/plan.js';
+export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';
+export type { Durability, FilesystemStorage, FilesystemStorageOptions } from './store/filesystem/filesystem-storage.js';
+export type {
+  AppendOptions,
+  BlobWrite,
+  SessionKey,
+  StorageAdapter,
+  StorageLock,
+  StoreEntry,
+  StoredSessionInfo,
+} from './store/storage-adapter.js';
+export { encodeProjectKey } from './paths.js';

@@ -1,0 +1,161 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pinParentDirectory, writeFileAtomically } from '../fs/atomic-write.js';
+import { flushDirectory } from '../fs/flush.js';
+import { inspectEntry } from '../fs/inspect-path.js';
+import { noFollow, type PinnedDirectory } from '../fs/pinned-directory.js';
+import { isUnchangedSince, observe, wallClockNs } from '../fs/stat-signature.js';
+import type { Observation, RewindAction } from '../schemas.js';
+import { sameState } from '../session/session-state.js';
+import { sha256, type BlobRead } from '../store/session-log.js';
+import type { PlannedChange, SkippedPath, TargetState } from './plan.js';
+
+/**
+ * Applying a plan. Each file is replaced atomically (or removed), and only
+ * after checking, through its pinned parent directory, that it is still what
+ * the plan saw: a file changed in between is left alone, and a link or moved
+ * directory that appeared in between is never written through. Restores run
+ * before deletions; if any change fails, the rest are not started and the
+ * caller rolls back what was done.
+ */
+
+export interface ApplyContext {
+  readBlob(hash: string): Promise<BlobRead>;
+  durable: boolean;
+  maxFileBytes: number;
+}
+
+export interface AppliedChange {
+  change: PlannedChange;
+  /** Stat signature of the file as written (absent for deletions). */
+  observed?: Observation;
+}
+
+export interface ApplyOutcome {
+  applied: AppliedChange[];
+  skipped: SkippedPath[];
+  failure?: { path: string; error: unknown };
+}
+
+export async function applyChanges(context: ApplyContext, changes: readonly PlannedChange[]): Promise<ApplyOutcome> {
+  const outcome: ApplyOutcome = { applied: [], skipped: [] };
+  const touchedDirectories = new Set<string>();
+  // Deletions last: if a restore fails, nothing has been deleted yet.
+  const ordered = [...changes.filter((change) => change.action !== 'delete'), ...changes.filter((change) => change.action === 'delete')];
+  for (const change of ordered) {
+    try {
+      const result = await applyChange(context, change);
+      if ('skipped' in result) outcome.skipped.push(result.skipped);
+      else {
+        outcome.applied.push(result);
+        touchedDirectories.add(path.dirname(change.path));
+      }
+    } catch (error) {
+      outcome.failure = { path: change.path, error };
+      break;
+    }
+  }
+  if (context.durable) {
+    for (const directory of touchedDirectories) {
+      try {
+        await flushDirectory(directory);
+      } catch (error) {
+        outcome.failure ??= { path: directory, error };
+      }
+    }
+  }
+  return outcome;
+}
+
+/** The change that undoes `change` (used to roll back). */
+export function inverseOf(change: PlannedChange): PlannedChange {
+  const inverse: Record<RewindAction, RewindAction> = { restore: 'restore', chmod: 'chmod', recreate: 'delete', delete: 'recreate' };
+  return { ...change, action: inverse[change.action], target: change.current, current: change.target };
+}
+
+async function applyChange(context: ApplyContext, change: PlannedChange): Promise<AppliedChange | { skipped: SkippedPath }> {
+  const skip = (reason: SkippedPath['reason'], detail: string) => ({
+    skipped: { path: change.path, reason, message: `${change.path} was left alone: ${detail}.` },
+  });
+  let bytes: Buffer | undefined;
+  if (change.target.kind === 'file' && change.action !== 'chmod') {
+    const read = await context.readBlob(change.target.sha256);
+    if (!read.ok) return skip('backup-unreadable', read.reason);
+    bytes = read.bytes;
+  }
+  const directory = pinParentDirectory(change.path, change.action === 'recreate');
+  if (typeof directory === 'string') {
+    return skip('parent-changed', directory === 'missing' ? 'its directory is gone' : 'its parent directory changed since the plan was made');
+  }
+  try {
+    const name = path.basename(change.path);
+    const check = stillAsPlanned(context, directory, name, change);
+    if (check !== true) return check === 'changed' ? skip('changed-during-rewind', 'it changed while the rewind was running') : skip(check, describe(check));
+    const writtenAtNs = wallClockNs();
+    if (change.action === 'delete') {
+      fs.unlinkSync(directory.entry(name));
+      return { change };
+    }
+    if (change.action === 'chmod') {
+      changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode);
+    } else {
+      await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
+    }
+    const written = fs.lstatSync(directory.entry(name), { bigint: true });
+    return { change, observed: observe(written, writtenAtNs) };
+  } finally {
+    directory.close();
+  }
+}
+
+/** chmod without following a link: through an fd where the mode lets us open the file, else right after a fresh check. */
+function changeMode(entry: string, mode: number): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(entry, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EACCES' || !fs.lstatSync(entry).isFile()) throw error;
+    fs.chmodSync(entry, mode);
+    return;
+  }
+  try {
+    fs.fchmodSync(fd, mode);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+type Refusal = 'symlink' | 'not-regular' | 'hard-link';
+
+/** True when the entry is still what the plan saw (or already the target); otherwise why not. */
+function stillAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange): true | 'changed' | Refusal {
+  const lastSeen = change.tracked.lastSeen;
+  const inspection = inspectEntry(directory, name, {
+    maxBytes: context.maxFileBytes,
+    read: (stat) => change.current.kind !== 'file' || !isUnchangedSince(lastSeen?.observed, stat) || !sameState(lastSeen!.state, change.current),
+  });
+  switch (inspection.kind) {
+    case 'symlink':
+      return 'symlink';
+    case 'not-regular':
+      return 'not-regular';
+    case 'absent':
+      return change.current.kind === 'absent' ? true : 'changed';
+    case 'too-large':
+    case 'unsafe-parent':
+      return 'changed';
+    case 'file': {
+      if (inspection.stat.nlink > 1n) return 'hard-link';
+      if (change.current.kind !== 'file') return 'changed';
+      if (inspection.content === undefined) return true; // signature matches what the plan saw
+      const mode = Number(inspection.stat.mode & 0o7777n);
+      return sha256(inspection.content) === change.current.sha256 && mode === change.current.mode ? true : 'changed';
+    }
+  }
+}
+
+function describe(refusal: Refusal): string {
+  if (refusal === 'symlink') return 'it became a symbolic link while the rewind was running; links are never written through';
+  if (refusal === 'hard-link') return 'it gained a hard link while the rewind was running';
+  return 'it stopped being a regular file while the rewind was running';
+}

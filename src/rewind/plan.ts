@@ -1,0 +1,192 @@
+import type { FileState, RegularFileState, RewindAction } from '../schemas.js';
+import { observePath, type ObservedPath } from '../session/observe-path.js';
+import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
+import type { BlobRead } from '../store/session-log.js';
+import { mapConcurrently } from '../util/concurrency.js';
+import { lineStats } from './line-stats.js';
+
+/**
+ * Planning a rewind: for every tracked path, what the target checkpoint says
+ * it should be (SPEC 5.1), what it is now, and what the rewind would do about
+ * it, with exact line statistics (5.2) and every safety refusal (5.4). The dry
+ * run is this plan and nothing more; the real run applies it.
+ */
+
+/** Why a path is left alone. The first six are the safety refusals counted in `skippedLinks`. */
+export type SkipReason =
+  | 'symlink'
+  | 'hard-link'
+  | 'not-regular'
+  | 'parent-changed'
+  | 'backup-unreadable'
+  | 'target-not-restorable'
+  | 'too-large'
+  | 'conflict'
+  | 'changed-during-rewind';
+
+export const safetyRefusals: ReadonlySet<SkipReason> = new Set([
+  'symlink',
+  'hard-link',
+  'not-regular',
+  'parent-changed',
+  'backup-unreadable',
+  'target-not-restorable',
+]);
+
+export interface SkippedPath {
+  path: string;
+  reason: SkipReason;
+  /** A sentence for people: what was found and why nothing was written. */
+  message: string;
+}
+
+export type TargetState = { kind: 'absent' } | RegularFileState;
+
+export interface PlannedChange {
+  path: string;
+  tracked: TrackedPath;
+  action: RewindAction;
+  target: TargetState;
+  /** What the plan saw on disk; the write is made only while this still holds. */
+  current: TargetState;
+  insertions: number;
+  deletions: number;
+  binary: boolean;
+  /** The diff was too costly; the file is listed with 0/0. */
+  statsSkipped: boolean;
+  /** Changed by someone other than the tracked tools since they last wrote it. */
+  conflict: boolean;
+}
+
+export interface RewindPlan {
+  changes: PlannedChange[];
+  skipped: SkippedPath[];
+  /** Every tracked path with its state right now (the pre-rewind checkpoint records these). */
+  observations: Array<{ tracked: TrackedPath; observation: ObservedPath }>;
+}
+
+export interface PlanContext {
+  state: SessionState;
+  readBlob(hash: string): Promise<BlobRead>;
+  maxFileBytes: number;
+  /** Leave files with conflicts alone instead of overwriting them. */
+  skipConflicts: boolean;
+  /** Plan only these paths (as stored in the log); default: every tracked path. */
+  only?: ReadonlySet<string>;
+  /** Called with the bytes of each path as they are now, before anything is written (real runs back them up). */
+  onContent?: (tracked: TrackedPath, observation: ObservedPath) => Promise<void>;
+}
+
+export async function planRewind(context: PlanContext, targetIndex: number): Promise<RewindPlan> {
+  const tracked = [...context.state.paths.values()]
+    .filter((path) => context.only === undefined || context.only.has(path.storedPath))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const outcomes = await mapConcurrently(tracked, 8, (path) => planPath(context, path, targetIndex));
+  const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
+  outcomes.forEach((outcome, index) => {
+    plan.observations.push({ tracked: tracked[index]!, observation: outcome.observation });
+    if (outcome.change !== undefined) plan.changes.push(outcome.change);
+    if (outcome.skipped !== undefined) plan.skipped.push(outcome.skipped);
+  });
+  return plan;
+}
+
+interface PathOutcome {
+  observation: ObservedPath;
+  change?: PlannedChange;
+  skipped?: SkippedPath;
+}
+
+async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number): Promise<PathOutcome> {
+  const target = context.state.versionAt(tracked, targetIndex).state;
+  let observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed' });
+  let action = actionFor(observation.state, target);
+  // The diff and the backup need the current bytes, which a matching stat signature let us skip.
+  if (observation.content === undefined && observation.state.kind === 'file' && action !== undefined && action !== 'chmod') {
+    observation = observePath(tracked.path, undefined, { maxBytes: context.maxFileBytes, read: 'always' });
+    action = actionFor(observation.state, target);
+  }
+  if (context.onContent !== undefined) await context.onContent(tracked, observation);
+  const content = observation.content;
+  delete observation.content; // the plan outlives this step; keep memory flat on large rewinds
+  const skip = (reason: SkipReason, detail: string): PathOutcome => ({
+    observation,
+    skipped: { path: tracked.path, reason, message: `${tracked.path} was left alone: ${detail}.` },
+  });
+
+  const refusal = refuseCurrent(observation);
+  if (refusal !== undefined) return skip(refusal.reason, refusal.message);
+  if (target.kind !== 'file' && target.kind !== 'absent') return skip('target-not-restorable', describeUnrestorable(target));
+  if (action === undefined) return { observation };
+  const current = observation.state as TargetState;
+
+  let targetBytes: Buffer | undefined;
+  if (target.kind === 'file') {
+    const read = await context.readBlob(target.sha256);
+    if (!read.ok) return skip('backup-unreadable', read.reason);
+    targetBytes = read.bytes;
+  }
+  const conflict = tracked.lastWrite !== undefined && !sameState(current, tracked.lastWrite.state);
+  if (conflict && context.skipConflicts) return skip('conflict', 'it changed since the tracked tools last wrote it, and conflicts are skipped');
+  const stats = action === 'chmod' ? undefined : lineStats(content, targetBytes);
+  return {
+    observation,
+    change: {
+      path: tracked.path,
+      tracked,
+      action,
+      target,
+      current,
+      insertions: stats?.insertions ?? 0,
+      deletions: stats?.deletions ?? 0,
+      binary: stats?.binary ?? false,
+      statsSkipped: stats?.skipped ?? false,
+      conflict,
+    },
+  };
+}
+
+/** What turns `current` into `target`, or undefined when nothing needs doing (or nothing may be done). */
+function actionFor(current: FileState, target: FileState): RewindAction | undefined {
+  if (current.kind !== 'file' && current.kind !== 'absent') return undefined;
+  if (target.kind !== 'file' && target.kind !== 'absent') return undefined;
+  if (sameState(current, target)) return undefined;
+  if (target.kind === 'absent') return 'delete';
+  if (current.kind === 'absent') return 'recreate';
+  return current.sha256 === target.sha256 ? 'chmod' : 'restore';
+}
+
+/** SPEC 5.4: what is on disk now may not be written through or over. */
+function refuseCurrent(observation: ObservedPath): { reason: SkipReason; message: string } | undefined {
+  const state = observation.state;
+  switch (state.kind) {
+    case 'symlink':
+      return { reason: 'symlink', message: 'it is now a symbolic link; links are never written through' };
+    case 'not-regular':
+      return { reason: 'not-regular', message: `it is now a ${state.fileType}, not a regular file` };
+    case 'unsafe-parent':
+      return { reason: 'parent-changed', message: observation.reason ?? 'its parent directory changed' };
+    case 'too-large':
+      return { reason: 'too-large', message: `it is now ${state.size} bytes, over the backup size cap, so it could not be backed up first` };
+    case 'file':
+      if (observation.stat !== undefined && observation.stat.nlink > 1n) {
+        return { reason: 'hard-link', message: `it has ${observation.stat.nlink} hard links; writing it would change the other names too` };
+      }
+      return undefined;
+    case 'absent':
+      return undefined;
+  }
+}
+
+function describeUnrestorable(target: Exclude<FileState, TargetState>): string {
+  switch (target.kind) {
+    case 'symlink':
+      return 'at that checkpoint it was a symbolic link, and links are never recreated';
+    case 'not-regular':
+      return `at that checkpoint it was a ${target.fileType}, which is never recreated`;
+    case 'unsafe-parent':
+      return 'at that checkpoint its parent path went through a link, so no backup was taken';
+    case 'too-large':
+      return `at that checkpoint it was ${target.size} bytes, over the backup size cap, so no backup was taken`;
+  }
+}

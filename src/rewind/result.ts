@@ -1,0 +1,69 @@
+import type { RewindAction } from '../schemas.js';
+import { safetyRefusals, type PlannedChange, type SkippedPath } from './plan.js';
+
+/** One file a rewind changes (or would change). */
+export interface RewindFileChange {
+  path: string;
+  /** `restore`: content replaced. `recreate`: file brought back. `delete`: file the agent created removed. `chmod`: only the mode differs. */
+  action: RewindAction;
+  insertions: number;
+  deletions: number;
+  binary: boolean;
+  /** The line diff was too costly to finish; the file is counted as 0/0. */
+  statsSkipped: boolean;
+  /** It changed since the tracked tools last wrote it: the rewind discards someone else's edit. */
+  conflict: boolean;
+}
+
+export interface RewindFilesResult {
+  canRewind: boolean;
+  /** Set when `canRewind` is false; safe to show to an end user as is. */
+  error?: string;
+  /** The `RewindableError` code behind `error`. */
+  errorCode?: string;
+  /** Absolute paths the rewind changes (dry run) or changed. */
+  filesChanged?: string[];
+  /** Lines the rewind adds back, over all files. */
+  insertions?: number;
+  /** Lines the rewind removes, over all files. */
+  deletions?: number;
+  /** Tracked paths refused for safety: links, hard links, non-regular files, moved parents, unreadable backups. */
+  skippedLinks?: number;
+  /** Per-file detail of `filesChanged`. */
+  files?: RewindFileChange[];
+  /** Every path left alone, with the reason. */
+  skipped?: SkippedPath[];
+  /** Paths changed by someone other than the tracked tools since they last wrote them. */
+  conflicts?: string[];
+  /** Real runs: the checkpoint holding the state just before this rewind. Rewind to it to undo. */
+  undoCheckpointId?: string;
+  dryRun?: boolean;
+}
+
+export function summarize(changes: readonly PlannedChange[], skipped: readonly SkippedPath[], dryRun: boolean): RewindFilesResult {
+  const files = changes.map(
+    (change): RewindFileChange => ({
+      path: change.path,
+      action: change.action,
+      insertions: change.insertions,
+      deletions: change.deletions,
+      binary: change.binary,
+      statsSkipped: change.statsSkipped,
+      conflict: change.conflict,
+    }),
+  );
+  return {
+    canRewind: true,
+    dryRun,
+    filesChanged: files.map((file) => file.path),
+    insertions: files.reduce((sum, file) => sum + file.insertions, 0),
+    deletions: files.reduce((sum, file) => sum + file.deletions, 0),
+    skippedLinks: skipped.filter((entry) => safetyRefusals.has(entry.reason)).length,
+    files,
+    skipped: [...skipped],
+    conflicts: [
+      ...files.filter((file) => file.conflict).map((file) => file.path),
+      ...skipped.filter((entry) => entry.reason === 'conflict').map((entry) => entry.path),
+    ],
+  };
+}

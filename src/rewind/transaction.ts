@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import type { CheckpointRecord, RewindEndRecord } from '../schemas.js';
+import type { CheckpointInfo } from '../session/session-state.js';
+import { now, type Session } from '../session/session.js';
+import { applyChanges, inverseOf, type ApplyOutcome } from './apply.js';
+import { planRewind, type PlanContext, type RewindPlan } from './plan.js';
+import { summarize, type RewindFilesResult } from './result.js';
+
+/**
+ * A real rewind is a transaction:
+ *
+ * 1. plan it, backing up the current bytes of every file as they are read;
+ * 2. store, durably and in one append, a pre-rewind checkpoint (the undo
+ *    point) and a `rewind-begin` record naming every planned change;
+ * 3. apply the changes (restores first, deletions last);
+ * 4. append `rewind-end`.
+ *
+ * If a change fails, the ones already made are rolled back to the
+ * pre-rewind checkpoint before the error is thrown. If the process dies
+ * between 2 and 4, the next open of the session rolls back too. Rolling back
+ * rather than forward: the caller never received a result, so the files go
+ * back to the state it last saw, as a database aborts a transaction that
+ * did not commit.
+ */
+export async function runRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
+  const batch = session.newBlobBatch();
+  const plan = await planRewind(
+    {
+      ...planContext(session, skipConflicts),
+      onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
+    },
+    target.index,
+  );
+
+  const undoCheckpointId = randomUUID();
+  const undoFiles: CheckpointRecord['files'] = [];
+  for (const { tracked, observation } of plan.observations) {
+    const entry = await session.noteObservation(tracked, observation, batch);
+    if (entry !== undefined) undoFiles.push(entry);
+  }
+  const rewindId = randomUUID();
+  await session.append(
+    [
+      { type: 'checkpoint', id: undoCheckpointId, createdAt: now(), reason: 'pre-rewind', files: undoFiles },
+      {
+        type: 'rewind-begin',
+        rewindId,
+        target: target.id,
+        undoCheckpointId,
+        at: now(),
+        plan: plan.changes.map((change) => ({ path: change.tracked.storedPath, action: change.action })),
+      },
+    ],
+    batch.take(),
+  );
+
+  const outcome = await applyChanges(applyContext(session), plan.changes);
+  noteWritten(outcome);
+  if (outcome.failure !== undefined) {
+    await rollBack(session, rewindId, outcome, describeFailure(outcome.failure));
+    throw new RewindableError(
+      RewindableErrorCode.REWIND_FAILED,
+      `The rewind to message ${target.id} failed at ${outcome.failure.path}: ${describeFailure(outcome.failure)}. ` +
+        'Every file it had changed was put back as it was before the rewind.',
+      { cause: outcome.failure.error, details: { path: outcome.failure.path, undoCheckpointId } },
+    );
+  }
+
+  const result = summarize(
+    outcome.applied.map((applied) => applied.change),
+    [...plan.skipped, ...outcome.skipped],
+    false,
+  );
+  await session.append([endRecord(session, rewindId, 'complete', result)]);
+  return { ...result, undoCheckpointId };
+}
+
+export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
+  const plan: RewindPlan = await planRewind(planContext(session, skipConflicts), target.index);
+  return summarize(plan.changes, plan.skipped, true);
+}
+
+/**
+ * Finishes a rewind a crash interrupted, by rolling its files back to its
+ * pre-rewind checkpoint. Safe to repeat: if this crashes too, the next open
+ * does the same again.
+ */
+export async function recoverInterruptedRewind(session: Session): Promise<void> {
+  const begin = session.state.interruptedRewind;
+  if (begin === undefined) return;
+  const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
+  if (undo === undefined) return;
+  const planned = new Set(begin.plan.map((entry) => entry.path));
+  const plan = await planRewind({ ...planContext(session, false), only: planned }, undo.index);
+  const outcome = await applyChanges(applyContext(session), plan.changes);
+  noteWritten(outcome);
+  if (outcome.failure !== undefined) {
+    throw new RewindableError(
+      RewindableErrorCode.REWIND_FAILED,
+      `A rewind of session ${session.sessionId} was interrupted, and rolling it back failed at ${outcome.failure.path}: ` +
+        `${describeFailure(outcome.failure)}. Fix the cause and open the session again; the rollback is retried each time.`,
+      { cause: outcome.failure.error },
+    );
+  }
+  const result = summarize(
+    outcome.applied.map((applied) => applied.change),
+    [...plan.skipped, ...outcome.skipped],
+    false,
+  );
+  await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
+}
+
+async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, error: string): Promise<void> {
+  const undo = await applyChanges(
+    applyContext(session),
+    outcome.applied.map((applied) => inverseOf(applied.change)).reverse(),
+  );
+  noteWritten(undo);
+  if (undo.failure !== undefined) {
+    // Leave the rewind open: the next open of the session retries the rollback.
+    throw new RewindableError(
+      RewindableErrorCode.REWIND_FAILED,
+      `The rewind failed (${error}) and rolling it back failed too at ${undo.failure.path}: ${describeFailure(undo.failure)}. ` +
+        'Close the session and open it again to finish the rollback.',
+      { cause: undo.failure.error },
+    );
+  }
+  const result = summarize(
+    undo.applied.map((applied) => applied.change),
+    undo.skipped,
+    false,
+  );
+  await session.append([endRecord(session, rewindId, 'rolled-back', result, error)]);
+}
+
+function planContext(session: Session, skipConflicts: boolean): PlanContext {
+  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts };
+}
+
+function applyContext(session: Session) {
+  return { readBlob: (hash: string) => session.readBlob(hash), durable: session.durable, maxFileBytes: session.maxFileBytes };
+}
+
+/** What a rewind wrote is now the newest known content of each file. */
+function noteWritten(outcome: ApplyOutcome): void {
+  for (const { change, observed } of outcome.applied) {
+    change.tracked.lastSeen = change.target.kind === 'file' && observed !== undefined ? { state: change.target, observed } : undefined;
+  }
+}
+
+function endRecord(session: Session, rewindId: string, status: RewindEndRecord['status'], result: RewindFilesResult, error?: string): RewindEndRecord {
+  return {
+    type: 'rewind-end',
+    rewindId,
+    status,
+    at: now(),
+    filesChanged: (result.filesChanged ?? []).map((file) => session.storedPath(file)),
+    insertions: result.insertions ?? 0,
+    deletions: result.deletions ?? 0,
+    skipped: (result.skipped ?? []).map((entry) => ({ path: session.storedPath(entry.path), reason: entry.reason })),
+    ...(error !== undefined ? { error } : {}),
+  };
+}
+
+function describeFailure(failure: { error: unknown }): string {
+  return failure.error instanceof Error ? failure.error.message : String(failure.error);
+}

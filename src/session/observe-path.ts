@@ -1,0 +1,56 @@
+import type fs from 'node:fs';
+import { inspectPath } from '../fs/inspect-path.js';
+import { isUnchangedSince, observe } from '../fs/stat-signature.js';
+import type { FileState, Observation, RegularFileState } from '../schemas.js';
+import { sha256 } from '../store/session-log.js';
+
+export interface ObservedPath {
+  state: FileState;
+  /** Stat signature that goes with `state` (regular files only). */
+  observed?: Observation;
+  /** The bytes, when they were read. */
+  content?: Buffer;
+  /** Regular files only; `nlink` tells hard links apart. */
+  stat?: fs.BigIntStats;
+  /** For `unsafe-parent`: what changed on the way to the file. */
+  reason?: string;
+}
+
+export interface ObserveOptions {
+  maxBytes: number;
+  /** `if-changed` trusts a matching stat signature (see stat-signature.ts); `always` reads the bytes. */
+  read: 'always' | 'if-changed';
+}
+
+/**
+ * The current state of a tracked path, as a checkpoint would record it. Never
+ * follows a link: a link, or a link on the parent path, is recorded as such.
+ */
+export function observePath(filePath: string, lastSeen: { state: RegularFileState; observed: Observation } | undefined, options: ObserveOptions): ObservedPath {
+  const inspection = inspectPath(filePath, {
+    maxBytes: options.maxBytes,
+    read: options.read === 'always' || lastSeen === undefined ? true : (stat) => !isUnchangedSince(lastSeen.observed, stat),
+  });
+  switch (inspection.kind) {
+    case 'absent':
+      return { state: { kind: 'absent' } };
+    case 'symlink':
+      return { state: { kind: 'symlink' } };
+    case 'not-regular':
+      return { state: { kind: 'not-regular', fileType: inspection.fileType } };
+    case 'unsafe-parent':
+      return { state: { kind: 'unsafe-parent' }, reason: inspection.reason };
+    case 'too-large':
+      return { state: { kind: 'too-large', size: Number(inspection.stat.size) }, stat: inspection.stat };
+    case 'file': {
+      if (inspection.content === undefined) return { state: lastSeen!.state, observed: lastSeen!.observed, stat: inspection.stat };
+      const state: RegularFileState = {
+        kind: 'file',
+        sha256: sha256(inspection.content),
+        size: inspection.content.length,
+        mode: Number(inspection.stat.mode & 0o7777n),
+      };
+      return { state, observed: observe(inspection.stat, inspection.observedAtNs), content: inspection.content, stat: inspection.stat };
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import { fromStoredPath } from '../paths.js';
+import type { FileState, LogRecord, Observation, RegularFileState, RewindBeginRecord, SessionStartRecord } from '../schemas.js';
+
+/**
+ * The in-memory picture of one session, rebuilt from its log record by
+ * record. Everything here can be recomputed from the log, which is why a
+ * resumed session rewinds exactly like the live one.
+ */
+
+export interface CheckpointInfo {
+  readonly id: string;
+  /** Position in the session, 0 for the first checkpoint. */
+  readonly index: number;
+  readonly createdAt: string;
+  readonly reason: 'message' | 'pre-rewind';
+}
+
+export interface PathVersion {
+  /** The checkpoint whose state this is. */
+  checkpointIndex: number;
+  state: FileState;
+  observed?: Observation | undefined;
+}
+
+export interface KnownWrite {
+  state: FileState;
+  observed?: Observation | undefined;
+}
+
+export interface TrackedPath {
+  /** Canonical absolute path. */
+  readonly path: string;
+  /** As stored in the log (relative to the project root where possible). */
+  readonly storedPath: string;
+  /** One entry per checkpoint at which the state was recorded, oldest first. The first is the first backup. */
+  readonly versions: PathVersion[];
+  /** What the tracked tools (or a rewind) last wrote, for conflict detection. */
+  lastWrite?: KnownWrite | undefined;
+  /**
+   * The newest stored content seen on disk, with the stat signature it had
+   * then; a file whose signature still matches need not be read again.
+   */
+  lastSeen?: { state: RegularFileState; observed: Observation } | undefined;
+}
+
+export class SessionState {
+  start: SessionStartRecord | undefined;
+  readonly checkpoints: CheckpointInfo[] = [];
+  readonly checkpointsById = new Map<string, CheckpointInfo>();
+  readonly paths = new Map<string, TrackedPath>();
+  /** A rewind that began but has no end record: a crash interrupted it. */
+  interruptedRewind: RewindBeginRecord | undefined;
+
+  constructor(readonly root: string) {}
+
+  get latestCheckpoint(): CheckpointInfo | undefined {
+    return this.checkpoints.at(-1);
+  }
+
+  apply(record: LogRecord): void {
+    switch (record.type) {
+      case 'session-start':
+        this.start = record;
+        return;
+      case 'checkpoint': {
+        let checkpoint = this.checkpointsById.get(record.id);
+        if (checkpoint === undefined) {
+          checkpoint = { id: record.id, index: this.checkpoints.length, createdAt: record.createdAt, reason: record.reason };
+          this.checkpoints.push(checkpoint);
+          this.checkpointsById.set(record.id, checkpoint);
+        }
+        for (const file of record.files) this.recordVersion(file.path, checkpoint.index, file.state, file.observed);
+        return;
+      }
+      case 'track': {
+        const checkpoint = this.checkpointsById.get(record.checkpointId);
+        if (checkpoint !== undefined) this.recordVersion(record.path, checkpoint.index, record.state, record.observed);
+        return;
+      }
+      case 'write': {
+        const tracked = this.paths.get(fromStoredPath(record.path, this.root));
+        // Not `lastSeen`: what a tool wrote is known by hash only, its bytes are not stored.
+        if (tracked !== undefined) tracked.lastWrite = { state: record.state, observed: record.observed };
+        return;
+      }
+      case 'rewind-begin':
+        this.interruptedRewind = record;
+        return;
+      case 'rewind-end': {
+        const begin = this.interruptedRewind;
+        this.interruptedRewind = undefined;
+        if (begin === undefined || begin.rewindId !== record.rewindId) return;
+        // What the rewind wrote becomes the known content of each changed file.
+        const target = this.checkpointsById.get(record.status === 'complete' ? begin.target : begin.undoCheckpointId);
+        if (target === undefined) return;
+        for (const stored of record.filesChanged) {
+          const tracked = this.paths.get(fromStoredPath(stored, this.root));
+          if (tracked !== undefined) tracked.lastWrite = { state: this.versionAt(tracked, target.index).state };
+        }
+        return;
+      }
+    }
+  }
+
+  /** SPEC 5.1: the version a checkpoint holds for a path, or the path's first backup if it was tracked later. */
+  versionAt(tracked: TrackedPath, checkpointIndex: number): PathVersion {
+    let chosen = tracked.versions[0]!;
+    for (const version of tracked.versions) {
+      if (version.checkpointIndex > checkpointIndex) break;
+      chosen = version;
+    }
+    return chosen;
+  }
+
+  latestVersion(tracked: TrackedPath): PathVersion {
+    return tracked.versions.at(-1)!;
+  }
+
+  /** Paths whose state the checkpoint records: those first tracked at or before it. */
+  pathsRecordedAt(checkpointIndex: number): TrackedPath[] {
+    return [...this.paths.values()].filter((tracked) => tracked.versions[0]!.checkpointIndex <= checkpointIndex);
+  }
+
+  private recordVersion(storedPath: string, checkpointIndex: number, state: FileState, observed: Observation | undefined): void {
+    const absolute = fromStoredPath(storedPath, this.root);
+    let tracked = this.paths.get(absolute);
+    if (tracked === undefined) {
+      tracked = { path: absolute, storedPath, versions: [] };
+      this.paths.set(absolute, tracked);
+    }
+    const last = tracked.versions.at(-1);
+    // A refreshed checkpoint replaces its own earlier entry, but never the first backup:
+    // earlier checkpoints still need the state from before the agent first touched the file.
+    if (last !== undefined && tracked.versions.length > 1 && last.checkpointIndex === checkpointIndex) {
+      last.state = state;
+      last.observed = observed;
+    } else {
+      tracked.versions.push({ checkpointIndex, state, observed });
+    }
+    noteSeen(tracked, state, observed);
+  }
+}
+
+/** Remembers content seen on disk together with its stat signature. */
+export function noteSeen(tracked: TrackedPath, state: FileState, observed: Observation | undefined): void {
+  if (state.kind === 'file' && observed !== undefined) tracked.lastSeen = { state, observed };
+}
+
+/** True when two states describe the same content and mode. */
+export function sameState(a: FileState, b: FileState): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === 'file' && b.kind === 'file') return a.sha256 === b.sha256 && a.mode === b.mode;
+  return a.kind === 'absent';
+}

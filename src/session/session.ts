@@ -1,0 +1,166 @@
+import path from 'node:path';
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { sweepTemporaryFiles } from '../fs/atomic-write.js';
+import { encodeProjectKey, toStoredPath } from '../paths.js';
+import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
+import { BlobBatch } from '../store/blob-batch.js';
+import { blobsNamedBy, SessionLog, type BlobRead } from '../store/session-log.js';
+import type { BlobWrite, StorageAdapter, StorageLock } from '../store/storage-adapter.js';
+import type { ObservedPath } from './observe-path.js';
+import { sameState, SessionState, type TrackedPath } from './session-state.js';
+
+export interface SessionOpenOptions {
+  storage: StorageAdapter;
+  root: string;
+  sessionId: string;
+  mode: 'create' | 'resume';
+  durable: boolean;
+  maxFileBytes: number;
+}
+
+/**
+ * One open session: its log, its in-memory state, and the writer's lock.
+ * Every record goes through `append`, which stores it (with the backups it
+ * names) before the in-memory state changes, so memory never runs ahead of
+ * the disk.
+ */
+export class Session {
+  readonly state: SessionState;
+  readonly log: SessionLog;
+  readonly durable: boolean;
+  readonly maxFileBytes: number;
+  /** Backups this session's records name (so the same content is never stored twice). */
+  private readonly storedBlobs = new Set<string>();
+  private headerWritten = false;
+
+  private constructor(
+    options: SessionOpenOptions,
+    private readonly lock: StorageLock | undefined,
+  ) {
+    this.state = new SessionState(options.root);
+    this.log = new SessionLog(options.storage, { projectKey: encodeProjectKey(options.root), sessionId: options.sessionId });
+    this.durable = options.durable;
+    this.maxFileBytes = options.maxFileBytes;
+  }
+
+  get root(): string {
+    return this.state.root;
+  }
+
+  get sessionId(): string {
+    return this.log.key.sessionId;
+  }
+
+  static async open(options: SessionOpenOptions): Promise<Session> {
+    const key = { projectKey: encodeProjectKey(options.root), sessionId: options.sessionId };
+    const lock = await options.storage.lock?.(key);
+    const session = new Session(options, lock);
+    try {
+      const loaded = await session.log.load();
+      if (options.mode === 'resume' && loaded === null) {
+        throw new RewindableError(
+          RewindableErrorCode.SESSION_NOT_FOUND,
+          `Session ${options.sessionId} does not exist for the project ${options.root}. Check the id, or start a new session with sessionId.`,
+        );
+      }
+      if (options.mode === 'create' && loaded !== null) {
+        throw new RewindableError(
+          RewindableErrorCode.SESSION_EXISTS,
+          `Session ${options.sessionId} already exists for the project ${options.root}. Reopen it with resume, or pick a new sessionId.`,
+        );
+      }
+      if (loaded !== null) {
+        for (const record of loaded.records) session.replay(record);
+        session.headerWritten = true;
+        const start = session.state.start;
+        if (start !== undefined && start.cwd !== options.root) {
+          throw new RewindableError(
+            RewindableErrorCode.PROJECT_MISMATCH,
+            `Session ${options.sessionId} belongs to the project ${start.cwd}, not ${options.root}. Open it with that cwd.`,
+          );
+        }
+        if (loaded.droppedUnacknowledged) {
+          await session.append([{ type: 'discard', count: 1, reason: 'its backup did not survive a crash; it was never acknowledged', at: now() }]);
+        }
+        for (const directory of new Set([...session.state.paths.keys()].map((file) => path.dirname(file)))) sweepTemporaryFiles(directory);
+      }
+      return session;
+    } catch (error) {
+      await lock?.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Stores records, and the backups they name, then applies them to the
+   * in-memory state. The first record of a new session comes after its header.
+   */
+  async append(records: LogRecord[], blobs: BlobWrite[] = [], options: { flush?: boolean } = {}): Promise<void> {
+    const toWrite = this.headerWritten
+      ? records
+      : [{ type: 'session-start' as const, formatVersion: 1 as const, sessionId: this.sessionId, cwd: this.root, createdAt: now() }, ...records];
+    await this.log.append(toWrite, blobs, options);
+    this.headerWritten = true;
+    for (const record of toWrite) this.replay(record);
+  }
+
+  readBlob(hash: string): Promise<BlobRead> {
+    return this.log.readBlob(hash);
+  }
+
+  isStored(hash: string): boolean {
+    return this.storedBlobs.has(hash);
+  }
+
+  /** A batch whose early parts are stored straight away (large checkpoints and rewinds). */
+  newBlobBatch(): BlobBatch {
+    return new BlobBatch(async (blobs) => {
+      await this.log.storage.putBlobs(this.log.key, blobs);
+      for (const blob of blobs) this.storedBlobs.add(blob.hash);
+    });
+  }
+
+  /**
+   * Adds `observation` to a checkpoint being built: returns the record entry
+   * when the path's state differs from its latest version (queuing its bytes
+   * for storage if new), or undefined when it is unchanged.
+   */
+  async noteObservation(tracked: TrackedPath, observation: ObservedPath, batch: BlobBatch): Promise<CheckpointRecord['files'][number] | undefined> {
+    const latest = this.state.latestVersion(tracked).state;
+    if (sameState(observation.state, latest)) {
+      // Read again and found unchanged: remember the newer signature so the next check can skip the read.
+      if (observation.state.kind === 'file' && observation.observed !== undefined) {
+        tracked.lastSeen = { state: observation.state, observed: observation.observed };
+      }
+      return undefined;
+    }
+    await this.queueBackup(observation, batch, latest);
+    return { path: tracked.storedPath, state: observation.state, ...(observation.observed ? { observed: observation.observed } : {}) };
+  }
+
+  /** Queues the observed bytes for storage unless the store has them. */
+  async queueBackup(observation: ObservedPath, batch: BlobBatch, previous?: FileState): Promise<void> {
+    const state = observation.state;
+    if (state.kind !== 'file' || this.storedBlobs.has(state.sha256) || batch.has(state.sha256)) return;
+    if (observation.content === undefined) throw new Error(`internal: no bytes read for ${state.sha256}`);
+    await batch.add({ hash: state.sha256, bytes: observation.content, ...(previous?.kind === 'file' ? { similarTo: previous.sha256 } : {}) });
+  }
+
+  storedPath(absolute: string): string {
+    return toStoredPath(absolute, this.root);
+  }
+
+  /** Releases the writer's lock. */
+  async close(): Promise<void> {
+    await this.lock?.release();
+  }
+
+  private replay(record: LogRecord): void {
+    this.state.apply(record);
+    for (const hash of blobsNamedBy(record)) this.storedBlobs.add(hash);
+  }
+}
+
+export function now(): string {
+  return new Date().toISOString();
+}
