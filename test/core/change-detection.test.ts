@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { isUnchangedSince, observe, statSignature } from '../../src/fs/stat-signature.js';
+import { newId, tempProject } from '../helpers/temp-project.js';
+
+function fakeStat(mtimeNs: bigint, size = 5n): fs.BigIntStats {
+  return { dev: 1n, ino: 2n, size, mode: 0o100644n, mtimeNs, ctimeNs: mtimeNs } as fs.BigIntStats;
+}
+
+/** SPEC 4: a stat shortcut that is never wrong; bytes when in doubt. */
+describe('change detection at checkpoints', () => {
+  it('sees same-size rewrites made right after each checkpoint', async () => {
+    const project = tempProject();
+    project.write('f.txt', 'AAAA\n');
+    const manager = await project.open();
+    await manager.checkpoint(newId());
+    await manager.trackEdit('f.txt');
+    for (let round = 0; round < 40; round += 1) {
+      project.write('f.txt', `B${String(round).padStart(3, '0')}\n`);
+      const checkpoint = await manager.checkpoint(newId());
+      project.write('f.txt', `C${String(round).padStart(3, '0')}\n`); // same size, same inode, likely the same clock tick
+      const next = await manager.checkpoint(newId());
+      project.write('f.txt', 'ZZZZ\n');
+      await manager.rewindFiles(next);
+      expect(project.read('f.txt').toString()).toBe(`C${String(round).padStart(3, '0')}\n`);
+      await manager.rewindFiles(checkpoint);
+      expect(project.read('f.txt').toString()).toBe(`B${String(round).padStart(3, '0')}\n`);
+    }
+  });
+
+  it('trusts a matching signature only when the file was modified well before it was read (git’s racy rule)', () => {
+    const readAt = 1_800_000_000_000_000_000n;
+    const old = fakeStat(readAt - 10_000_000_000n);
+    const racy = fakeStat(readAt - 1_000_000n); // modified 1 ms before the read: a later write could share its timestamp
+    expect(isUnchangedSince(observe(old, readAt), old)).toBe(true);
+    expect(isUnchangedSince(observe(racy, readAt), racy)).toBe(false);
+    expect(isUnchangedSince(observe(old, readAt), fakeStat(readAt - 10_000_000_000n, 6n))).toBe(false);
+    expect(isUnchangedSince(undefined, old)).toBe(false);
+    expect(statSignature(old)).not.toBe(statSignature(fakeStat(readAt - 9_999_999_999n)));
+  });
+
+  it('sees content changed with the old mtime put back', async () => {
+    const project = tempProject();
+    project.write('f.txt', 'one\n');
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(project.file('f.txt'), old, old);
+    const manager = await project.open();
+    await manager.checkpoint(newId());
+    await manager.trackEdit('f.txt');
+    project.write('f.txt', 'two\n');
+    fs.utimesSync(project.file('f.txt'), old, old);
+    const second = await manager.checkpoint(newId());
+    project.write('f.txt', 'three\n');
+    await manager.rewindFiles(second);
+    expect(project.read('f.txt').toString()).toBe('two\n');
+  });
+
+  it('records a tracked file that became a link as a link, never its target’s bytes', async () => {
+    const project = tempProject();
+    project.write('f.txt', 'mine\n');
+    fs.writeFileSync(`${project.outside}/secret.txt`, 'outside secret\n');
+    const manager = await project.open();
+    await manager.checkpoint(newId());
+    await manager.trackEdit('f.txt');
+    fs.rmSync(project.file('f.txt'));
+    fs.symlinkSync(`${project.outside}/secret.txt`, project.file('f.txt'));
+    await manager.checkpoint(newId());
+    const everything = fs.readdirSync(project.store, { recursive: true }) as string[];
+    const stored = everything
+      .map((name) => `${project.store}/${name}`)
+      .filter((name) => fs.lstatSync(name).isFile())
+      .map((name) => fs.readFileSync(name).toString('latin1'))
+      .join('');
+    expect(stored).not.toContain('outside secret');
+  });
+});

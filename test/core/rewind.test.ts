@@ -1,0 +1,249 @@
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
+
+describe('rewindFiles() restores the state before a user message', () => {
+  it('deletes a file the agent created', async () => {
+    const project = tempProject();
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('created.txt');
+    project.write('created.txt', 'made by the agent\n');
+
+    const result = await manager.rewindFiles(turn);
+
+    expect(project.exists('created.txt')).toBe(false);
+    expect(result).toMatchObject({ canRewind: true, filesChanged: [project.file('created.txt')], insertions: 0, deletions: 1, skippedLinks: 0 });
+    expect(result.files).toEqual([expect.objectContaining({ action: 'delete', deletions: 1 })]);
+  });
+
+  it('restores a modified file byte for byte, with its mode', async () => {
+    const project = tempProject();
+    const original = Buffer.from([0xff, 0xfe, 0x00, 0x01, 0x80, 0x0a, 0xc3, 0x28, 0x0d, 0x0a]);
+    project.write('data.bin', original, 0o640);
+    project.write('latin1.txt', Buffer.from('caf\xe9 cr\xe8me\r\n', 'latin1'), 0o755);
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('data.bin');
+    await manager.trackEdit(project.file('latin1.txt'));
+    project.write('data.bin', Buffer.from('replaced'), 0o600);
+    project.write('latin1.txt', 'now utf-8 \u00e9\n', 0o644);
+
+    await manager.rewindFiles(turn);
+
+    expect(project.read('data.bin').equals(original)).toBe(true);
+    expect(fs.statSync(project.file('data.bin')).mode & 0o7777).toBe(0o640);
+    expect(project.read('latin1.txt').equals(Buffer.from('caf\xe9 cr\xe8me\r\n', 'latin1'))).toBe(true);
+    expect(fs.statSync(project.file('latin1.txt')).mode & 0o7777).toBe(0o755);
+  });
+
+  it('recreates a file the agent deleted, and its deleted parent directories', async () => {
+    const project = tempProject();
+    project.write('deep/er/file.txt', 'keep me\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('deep/er/file.txt');
+    fs.rmSync(project.file('deep'), { recursive: true });
+
+    const result = await manager.rewindFiles(turn);
+
+    expect(project.read('deep/er/file.txt').toString()).toBe('keep me\n');
+    expect(result.files).toEqual([expect.objectContaining({ action: 'recreate', insertions: 1, deletions: 0 })]);
+  });
+
+  it('rewinds to each of several checkpoints, in any order', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'a0\n');
+    const manager = await project.open();
+    const states: Array<{ id: string; snapshot: Record<string, string> }> = [];
+    for (let turn = 1; turn <= 4; turn += 1) {
+      const id = await manager.checkpoint(newId());
+      states.push({ id, snapshot: project.snapshot() });
+      await manager.trackEdit('a.txt');
+      project.write('a.txt', `a${turn}\n`.repeat(turn));
+      await manager.trackEdit(`new-${turn}.txt`);
+      project.write(`new-${turn}.txt`, `file of turn ${turn}\n`);
+      if (turn === 3) {
+        await manager.trackEdit('new-1.txt');
+        fs.rmSync(project.file('new-1.txt'));
+      }
+    }
+    for (const index of [2, 0, 3, 1, 0, 2]) {
+      await manager.rewindFiles(states[index]!.id);
+      expect(project.snapshot()).toEqual(states[index]!.snapshot);
+    }
+    // Undoing the last rewind goes back to the state just before it: that of the previous target.
+    const last = await manager.rewindFiles(states[3]!.id);
+    await manager.rewindFiles(last.undoCheckpointId!);
+    expect(project.snapshot()).toEqual(states[2]!.snapshot);
+  });
+
+  it('also restores a file changed by something else after it was tracked', async () => {
+    const project = tempProject();
+    project.write('config.json', '{"a":1}\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('config.json');
+    project.write('config.json', '{"a":2}\n');
+    await manager.checkpoint(newId());
+    project.write('config.json', '{"a":3, "by":"a shell"}\n'); // not through a tracked tool
+
+    await manager.rewindFiles(turn);
+
+    expect(project.read('config.json').toString()).toBe('{"a":1}\n');
+  });
+
+  it('leaves files that already match the target alone and does not list them', async () => {
+    const project = tempProject();
+    project.write('same.txt', 'same\n');
+    project.write('changed.txt', 'before\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('same.txt');
+    await manager.trackEdit('changed.txt');
+    project.write('changed.txt', 'after\n');
+    const before = fs.statSync(project.file('same.txt'), { bigint: true });
+
+    const result = await manager.rewindFiles(turn);
+
+    expect(result.filesChanged).toEqual([project.file('changed.txt')]);
+    const after = fs.statSync(project.file('same.txt'), { bigint: true });
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeNs).toBe(before.mtimeNs);
+  });
+
+  it('restores only the mode when only the mode changed', async () => {
+    const project = tempProject();
+    project.write('run.sh', '#!/bin/sh\n', 0o644);
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('run.sh');
+    fs.chmodSync(project.file('run.sh'), 0o755);
+
+    const result = await manager.rewindFiles(turn);
+
+    expect(fs.statSync(project.file('run.sh')).mode & 0o7777).toBe(0o644);
+    expect(result.files).toEqual([expect.objectContaining({ action: 'chmod', insertions: 0, deletions: 0 })]);
+  });
+
+  it('a dry run reports the same statistics as the real run and writes nothing', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'one\ntwo\nthree\n');
+    project.write('b.txt', 'bee\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('a.txt');
+    await manager.trackEdit('b.txt');
+    await manager.trackEdit('c.txt');
+    project.write('a.txt', 'one\n2\nthree\nfour\n');
+    fs.rmSync(project.file('b.txt'));
+    project.write('c.txt', 'sea\nsee\n');
+    await manager.checkpoint(newId());
+    project.write('a.txt', 'one\n2\nthree\nfour\nfive\n');
+
+    const projectBefore = project.snapshot();
+    const storeBefore = snapshotTree(project.store);
+    const preview = await manager.rewindFiles(turn, { dryRun: true });
+    expect(project.snapshot()).toEqual(projectBefore);
+    expect(snapshotTree(project.store)).toEqual(storeBefore);
+
+    const real = await manager.rewindFiles(turn);
+    expect(preview).toMatchObject({ canRewind: true, dryRun: true, insertions: 2, deletions: 5, skippedLinks: 0 });
+    expect(real.filesChanged).toEqual(preview.filesChanged);
+    expect(real.files).toEqual(preview.files);
+    expect([real.insertions, real.deletions, real.skippedLinks]).toEqual([preview.insertions, preview.deletions, preview.skippedLinks]);
+    expect(typeof real.undoCheckpointId).toBe('string');
+  });
+
+  it('an undo checkpoint brings back exactly the state before the rewind', async () => {
+    const project = tempProject();
+    project.write('x.txt', 'x\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('x.txt');
+    await manager.trackEdit('y.txt');
+    project.write('x.txt', 'x changed\n');
+    project.write('y.txt', 'y created\n');
+    const beforeRewind = project.snapshot();
+
+    const rewind = await manager.rewindFiles(turn);
+    expect(project.snapshot()).not.toEqual(beforeRewind);
+    await manager.rewindFiles(rewind.undoCheckpointId!);
+
+    expect(project.snapshot()).toEqual(beforeRewind);
+    expect((await manager.listCheckpoints()).map((checkpoint) => checkpoint.reason)).toEqual(['message', 'pre-rewind', 'pre-rewind']);
+  });
+
+  it('never touches files that were not tracked', async () => {
+    const project = tempProject();
+    project.write('tracked.txt', 't\n');
+    project.write('untracked.txt', 'u\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('tracked.txt');
+    project.write('tracked.txt', 't2\n');
+    project.write('untracked.txt', 'u2\n');
+    project.write('also-new.txt', 'n\n');
+
+    await manager.rewindFiles(turn);
+
+    expect(project.read('untracked.txt').toString()).toBe('u2\n');
+    expect(project.read('also-new.txt').toString()).toBe('n\n');
+  });
+
+  it('checkpoint(latest id) refreshes the latest checkpoint, keeping first backups', async () => {
+    const project = tempProject();
+    project.write('f.txt', 'v0\n');
+    const manager = await project.open();
+    const first = await manager.checkpoint(newId());
+    await manager.trackEdit('f.txt');
+    project.write('f.txt', 'v1\n');
+    const second = await manager.checkpoint(newId());
+    project.write('f.txt', 'v2\n');
+    expect(await manager.checkpoint(second)).toBe(second); // refresh: second now holds v2
+    project.write('f.txt', 'v3\n');
+
+    await manager.rewindFiles(second);
+    expect(project.read('f.txt').toString()).toBe('v2\n');
+    await manager.rewindFiles(first);
+    expect(project.read('f.txt').toString()).toBe('v0\n');
+  });
+
+  it('checkpoint() without an id returns a new UUID', async () => {
+    const project = tempProject();
+    const manager = await project.open();
+    const id = await manager.checkpoint();
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect((await manager.listCheckpoints()).map((checkpoint) => checkpoint.id)).toEqual([id]);
+  });
+
+  it('listCheckpoints() lists checkpoints oldest first with the files each holds', async () => {
+    const project = tempProject();
+    const manager = await project.open();
+    const one = await manager.checkpoint(newId());
+    await manager.trackEdit('a.txt');
+    const two = await manager.checkpoint(newId());
+    await manager.trackEdit('b.txt');
+
+    const list = await manager.listCheckpoints();
+
+    expect(list.map((checkpoint) => [checkpoint.id, checkpoint.files])).toEqual([
+      [one, [project.file('a.txt')]],
+      [two, [project.file('a.txt'), project.file('b.txt')]],
+    ]);
+    expect(Date.parse(list[0]!.createdAt)).toBeLessThanOrEqual(Date.parse(list[1]!.createdAt));
+  });
+
+  it('stores a backup once when a file has not changed between checkpoints', async () => {
+    const project = tempProject();
+    project.write('big.txt', 'line\n'.repeat(20_000));
+    const manager = await project.open();
+    await manager.checkpoint(newId());
+    await manager.trackEdit('big.txt');
+    const storeSize = () => Object.values(snapshotTree(project.store)).reduce((sum, entry) => sum + entry.length, 0);
+    const afterFirst = storeSize();
+    for (let turn = 0; turn < 5; turn += 1) await manager.checkpoint(newId());
+    // Five more checkpoints add a few log lines, not five more copies of a 100 KB file.
+    expect(storeSize() - afterFirst).toBeLessThan(5_000);
+  });
+});

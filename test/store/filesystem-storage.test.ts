@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { filesystemStorage } from '../../src/index.js';
+import { SessionLog } from '../../src/store/session-log.js';
+
+const directories: string[] = [];
+afterEach(() => {
+  for (const directory of directories.splice(0)) fs.rmSync(directory, { recursive: true, force: true });
+});
+function storeDirectory(): string {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-store-'));
+  directories.push(directory);
+  return directory;
+}
+const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const key = { projectKey: '-tmp-project', sessionId: '6a4b9f0e-3c1d-4e2f-8a7b-1c2d3e4f5a6b' };
+
+describe('filesystem storage', () => {
+  it('append(key, entries) and load(key) round-trip in order', async () => {
+    const storage = filesystemStorage({ directory: storeDirectory(), durability: 'none' });
+    expect(await storage.load(key)).toBeNull();
+    await storage.append(key, [{ type: 'a', n: 1 }, { type: 'b', text: 'ünïcode\nline' }]);
+    await storage.append(key, [{ type: 'c' }]);
+    expect(await storage.load(key)).toEqual([{ type: 'a', n: 1 }, { type: 'b', text: 'ünïcode\nline' }, { type: 'c' }]);
+    expect((await storage.listSessions(key.projectKey)).map((session) => session.sessionId)).toEqual([key.sessionId]);
+    await storage.delete(key);
+    expect(await storage.load(key)).toBeNull();
+    await storage.close();
+  });
+
+  it('stores similar versions of a file as deltas and reads them back exactly', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const lines = Array.from({ length: 2000 }, (_, index) => `const value${index} = ${index * 7};\n`);
+    let previous: string | undefined;
+    const versions: Buffer[] = [];
+    for (let version = 0; version < 50; version += 1) {
+      lines[(version * 37) % lines.length] = `// edit ${version}\n`;
+      const bytes = Buffer.from(lines.join(''));
+      versions.push(bytes);
+      await storage.putBlobs(key, [{ hash: sha(bytes), bytes, ...(previous ? { similarTo: previous } : {}) }]);
+      previous = sha(bytes);
+    }
+    const packSize = fs.statSync(path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`)).size;
+    expect(packSize).toBeLessThan(versions[0]!.length * 4); // 50 versions of ~60 KB
+    await storage.close();
+    const reader = filesystemStorage({ directory });
+    for (const bytes of versions) expect(Buffer.from((await reader.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
+    expect(await reader.hasBlobs(key, [sha(versions[3]!), 'f'.repeat(64)])).toEqual(new Set([sha(versions[3]!)]));
+  });
+
+  it('stores large blobs as loose files at blobs/<ab>/<sha256>, written once', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, looseBlobMinBytes: 1024 });
+    const bytes = Buffer.alloc(4096, 7);
+    const hash = sha(bytes);
+    await storage.putBlobs(key, [{ hash, bytes }]);
+    const file = path.join(directory, 'blobs', hash.slice(0, 2), hash);
+    const inode = fs.statSync(file).ino;
+    await storage.putBlobs(key, [{ hash, bytes }]);
+    expect(fs.statSync(file).ino).toBe(inode);
+    expect(fs.readdirSync(path.dirname(file))).toEqual([hash]); // no temporary files left
+  });
+
+  it('checks every blob against its hash on read, and never reads a blob through a link', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, looseBlobMinBytes: 1 });
+    const log = new SessionLog(storage, key);
+    const bytes = Buffer.from('precious bytes');
+    const hash = sha(bytes);
+    await storage.putBlobs(key, [{ hash, bytes }]);
+    expect(await log.readBlob(hash)).toEqual({ ok: true, bytes });
+    const file = path.join(directory, 'blobs', hash.slice(0, 2), hash);
+    fs.writeFileSync(file, 'tampered bytes');
+    expect(await log.readBlob(hash)).toEqual({ ok: false, reason: expect.stringContaining('no longer matches its hash') });
+    fs.rmSync(file);
+    fs.writeFileSync(path.join(directory, 'elsewhere'), bytes);
+    fs.symlinkSync(path.join(directory, 'elsewhere'), file);
+    expect(await log.readBlob(hash)).toEqual({ ok: false, reason: expect.stringContaining('symbolic link') });
+    fs.rmSync(file);
+    expect(await log.readBlob(hash)).toEqual({ ok: false, reason: expect.stringContaining('missing') });
+  });
+
+  it('a writer cuts off a torn pack entry left by a crash', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const first = Buffer.from('first blob');
+    await storage.putBlobs(key, [{ hash: sha(first), bytes: first }]);
+    await storage.close();
+    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const intact = fs.statSync(packPath).size;
+    fs.appendFileSync(packPath, Buffer.from('RWPK\x01 half an entry'));
+    const writer = filesystemStorage({ directory, durability: 'none' });
+    const second = Buffer.from('second blob');
+    await writer.putBlobs(key, [{ hash: sha(second), bytes: second }]);
+    expect(fs.statSync(packPath).size).toBe(intact + 72 + second.length);
+    await writer.close();
+    const reader = filesystemStorage({ directory });
+    expect(Buffer.from((await reader.getBlob(key, sha(second)))!).toString()).toBe('second blob');
+  });
+});
