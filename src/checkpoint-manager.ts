@@ -3,7 +3,9 @@ import { RewindableError, RewindableErrorCode } from './errors.js';
 import { assertUuid, canonicalLocation, canonicalPath, encodeProjectKey, isUuid, type PathScope } from './paths.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import type { RewindFilesResult } from './rewind/result.js';
+import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
 import { dryRunRewind, recoverInterruptedRewind, runRewind } from './rewind/transaction.js';
+import { createTools, type ManagerTools } from './tools/index.js';
 import type { CheckpointRecord, FileState } from './schemas.js';
 import { observePath } from './session/observe-path.js';
 import { now, Session } from './session/session.js';
@@ -64,6 +66,7 @@ export class CheckpointManager {
   private readonly queue = new SerialQueue();
   private readonly opening: Promise<Session | undefined>;
   private closed = false;
+  private boundTools: ManagerTools | undefined;
 
   /**
    * Validates the options at once (a missing `cwd` or a malformed id throws
@@ -98,6 +101,26 @@ export class CheckpointManager {
     return this.options.root;
   }
 
+  /** How durably backups and rewound files are written (see the `durability` option). */
+  get durability(): 'full' | 'none' {
+    return this.options.durability;
+  }
+
+  /**
+   * The canonical absolute path rewindable tracks for `filePath` (relative
+   * paths resolve against `cwd`; existing directories are replaced by their
+   * real paths). Throws the same typed errors as `trackEdit` for paths outside
+   * the project or inside the store.
+   */
+  resolvePath(filePath: string): string {
+    return canonicalPath(filePath, this.scope);
+  }
+
+  /** The built-in tools (Write, Edit, NotebookEdit) and the wrapper for custom executors, bound to this manager. */
+  get tools(): ManagerTools {
+    return (this.boundTools ??= createTools(this));
+  }
+
   /**
    * Records the state of every tracked file: call it when a user message
    * arrives, before any tool runs for it. Returns the checkpoint's id (the
@@ -107,7 +130,7 @@ export class CheckpointManager {
   async checkpoint(userMessageId?: string): Promise<string> {
     const id = userMessageId ?? uuidv4();
     assertUuid(id, 'user message id');
-    const session = await this.session();
+    const session = await this.writableSession('checkpoint()');
     if (session === undefined) return id;
     return this.queue.run(async () => {
       const existing = session.state.checkpointsById.get(id);
@@ -141,7 +164,7 @@ export class CheckpointManager {
    * Resolves once the backup is durable.
    */
   async trackEdit(filePath: string): Promise<void> {
-    const session = await this.session();
+    const session = await this.writableSession('trackEdit()');
     if (session === undefined) return;
     const absolute = canonicalPath(filePath, this.scope);
     await this.queue.run(async () => {
@@ -179,7 +202,7 @@ export class CheckpointManager {
    * and report conflicts. The built-in tools and adapters call it for you.
    */
   async recordWrite(filePath: string, details: RecordWriteOptions = {}): Promise<void> {
-    const session = await this.session();
+    const session = await this.writableSession('recordWrite()');
     if (session === undefined) return;
     const absolute = canonicalPath(filePath, this.scope);
     await this.queue.run(async () => {
@@ -219,7 +242,7 @@ export class CheckpointManager {
     try {
       if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
       assertUuid(userMessageId, 'user message id');
-      const session = (await this.session())!;
+      const session = (dryRun ? await this.session() : await this.writableSession('a real rewind'))!;
       return await this.queue.run(async () => {
         const target = session.state.checkpointsById.get(userMessageId);
         if (target === undefined) throw await this.checkpointNotFound(session, userMessageId);
@@ -230,6 +253,21 @@ export class CheckpointManager {
       const typed = RewindableError.isInstance(error) ? error : undefined;
       return { canRewind: false, dryRun, error: typed?.message ?? String(error), errorCode: typed?.code ?? RewindableErrorCode.REWIND_FAILED };
     }
+  }
+
+  /**
+   * Per-file differences between the files now and the checkpoint of
+   * `userMessageId`: what a rewind would do to each, as a unified patch.
+   */
+  async diffFiles(userMessageId: string, options: DiffOptions = {}): Promise<FileDiff[]> {
+    if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
+    assertUuid(userMessageId, 'user message id');
+    const session = (await this.session())!;
+    return this.queue.run(async () => {
+      const target = session.state.checkpointsById.get(userMessageId);
+      if (target === undefined) throw await this.checkpointNotFound(session, userMessageId);
+      return diffAgainstCheckpoint(session, target, options);
+    });
   }
 
   /** Checkpoints of the session, oldest first. */
@@ -262,10 +300,11 @@ export class CheckpointManager {
       storage: this.storage,
       root: this.options.root,
       sessionId: this.sessionId,
-      mode: this.options.resume !== undefined ? 'resume' : 'create',
+      mode: this.options.readOnly ? 'read' : this.options.resume !== undefined ? 'resume' : 'create',
       durable: this.options.durability === 'full',
       maxFileBytes: this.options.maxFileBytes,
     });
+    if (this.options.readOnly) return session;
     try {
       await recoverInterruptedRewind(session);
     } catch (error) {
@@ -280,6 +319,17 @@ export class CheckpointManager {
       throw new RewindableError(RewindableErrorCode.CLOSED, `The CheckpointManager of session ${this.sessionId} is closed; create a new one with resume to continue.`);
     }
     return this.opening;
+  }
+
+  private async writableSession(action: string): Promise<Session | undefined> {
+    const session = await this.session();
+    if (this.options.readOnly) {
+      throw new RewindableError(
+        RewindableErrorCode.READ_ONLY,
+        `Session ${this.sessionId} was opened read-only, so ${action} cannot write to it. Open it without readOnly (it must not be open elsewhere).`,
+      );
+    }
+    return session;
   }
 
   /** Tells an unknown id apart from a checkpoint of another session of the same project. */

@@ -47,6 +47,8 @@ export const RewindableErrorCode = {
   STORE_IO: 'STORE_IO',
   /** A real rewind could not be completed; files were rolled back. */
   REWIND_FAILED: 'REWIND_FAILED',
+  /** A write was attempted through a manager opened with `readOnly: true`. */
+  READ_ONLY: 'READ_ONLY',
   /** The manager was used after `close()`. */
   CLOSED: 'CLOSED',
   /** A tool's input does not match its schema. */

@@ -17,3 +17,9 @@ export type {
   StoredSessionInfo,
 } from './store/storage-adapter.js';
 export { encodeProjectKey } from './paths.js';
+export { listSessions } from './session/list-sessions.js';
+export type { ListSessionsOptions, SessionSummary, StoreLocation } from './session/list-sessions.js';
+export { cleanup } from './store/cleanup.js';
+export type { CleanupOptions, CleanupResult } from './store/cleanup.js';
+export type { DiffOptions, FileDiff } from './rewind/diff.js';
+export type { ManagerTools } from './tools/index.js';

@@ -13,6 +13,13 @@ export interface CheckpointManagerOptions {
   /** Reopen an existing session. Fails with `SESSION_NOT_FOUND` if it does not exist. */
   resume?: string;
   /**
+   * Open an existing session (`resume` required) without its lock, to list,
+   * diff and dry-run while another process may be writing to it. Anything that
+   * writes fails with `READ_ONLY`.
+   * @default false
+   */
+  readOnly?: boolean;
+  /**
    * Where the default filesystem storage keeps sessions and backups.
    * @default process.env.REWINDABLE_HOME, else `~/.rewindable`
    */
@@ -47,6 +54,7 @@ const optionsSchema = z.object({
   cwd: z.string({ error: 'cwd is required: the absolute path of the project directory' }).min(1, 'cwd must not be empty'),
   sessionId: z.string().optional(),
   resume: z.string().optional(),
+  readOnly: z.boolean().optional(),
   storeDir: z.string().min(1).optional(),
   storage: z.custom<StorageAdapter>((value) => typeof value === 'object' && value !== null && (value as StorageAdapter).specificationVersion === 'v1', {
     error: 'storage must be a storage adapter with specificationVersion "v1"',
@@ -62,6 +70,7 @@ export interface ResolvedOptions {
   root: string;
   sessionId: string | undefined;
   resume: string | undefined;
+  readOnly: boolean;
   storeDir: string | undefined;
   storage: StorageAdapter | undefined;
   enabled: boolean;
@@ -81,6 +90,9 @@ export function resolveOptions(options: CheckpointManagerOptions): ResolvedOptio
   if (value.sessionId !== undefined && value.resume !== undefined) {
     throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'Pass either sessionId (to start a new session) or resume (to reopen one), not both.');
   }
+  if (value.readOnly === true && value.resume === undefined) {
+    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'readOnly needs resume: the id of the session to open.');
+  }
   if (value.sessionId !== undefined) assertUuid(value.sessionId, 'session id');
   if (value.resume !== undefined) assertUuid(value.resume, 'session id to resume');
   const givenRoot = path.resolve(value.cwd);
@@ -90,6 +102,7 @@ export function resolveOptions(options: CheckpointManagerOptions): ResolvedOptio
     root,
     sessionId: value.sessionId,
     resume: value.resume,
+    readOnly: value.readOnly ?? false,
     storeDir: value.storeDir,
     storage: value.storage,
     enabled: value.enabled ?? true,

@@ -13,7 +13,8 @@ export interface SessionOpenOptions {
   storage: StorageAdapter;
   root: string;
   sessionId: string;
-  mode: 'create' | 'resume';
+  /** `read`: an existing session, without its lock; nothing may be written. */
+  mode: 'create' | 'resume' | 'read';
   durable: boolean;
   maxFileBytes: number;
 }
@@ -53,11 +54,11 @@ export class Session {
 
   static async open(options: SessionOpenOptions): Promise<Session> {
     const key = { projectKey: encodeProjectKey(options.root), sessionId: options.sessionId };
-    const lock = await options.storage.lock?.(key);
+    const lock = options.mode === 'read' ? undefined : await options.storage.lock?.(key);
     const session = new Session(options, lock);
     try {
       const loaded = await session.log.load();
-      if (options.mode === 'resume' && loaded === null) {
+      if (options.mode !== 'create' && loaded === null) {
         throw new RewindableError(
           RewindableErrorCode.SESSION_NOT_FOUND,
           `Session ${options.sessionId} does not exist for the project ${options.root}. Check the id, or start a new session with sessionId.`,
@@ -79,6 +80,7 @@ export class Session {
             `Session ${options.sessionId} belongs to the project ${start.cwd}, not ${options.root}. Open it with that cwd.`,
           );
         }
+        if (options.mode === 'read') return session;
         if (loaded.droppedUnacknowledged) {
           await session.append([{ type: 'discard', count: 1, reason: 'its backup did not survive a crash; it was never acknowledged', at: now() }]);
         }

@@ -27,6 +27,8 @@ export interface StoredSessionInfo {
   readonly sessionId: string;
   /** Last modification, milliseconds since the epoch. */
   readonly mtime: number;
+  /** Bytes the session occupies on its own (log and unshared blobs), when the adapter knows. */
+  readonly bytes?: number;
 }
 
 export interface BlobWrite {

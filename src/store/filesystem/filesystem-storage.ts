@@ -249,7 +249,10 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       for (const name of names) {
         if (!name.endsWith('.jsonl')) continue;
         try {
-          sessions.push({ sessionId: name.slice(0, -'.jsonl'.length), mtime: fs.statSync(path.join(folder, name)).mtimeMs });
+          const sessionId = name.slice(0, -'.jsonl'.length);
+          const log = fs.statSync(path.join(folder, name));
+          const pack = safeLstat(packPath({ projectKey, sessionId }));
+          sessions.push({ sessionId, mtime: Math.max(log.mtimeMs, pack?.mtimeMs ?? 0), bytes: log.size + (pack?.size ?? 0) });
         } catch {
           // Deleted while listing.
         }

@@ -1,0 +1,2 @@
+// Placeholder entry point: implemented by its own issue.
+export {};
