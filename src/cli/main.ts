@@ -1,2 +1,3 @@
+#!/usr/bin/env node
 // Placeholder entry point: implemented by its own issue.
 export {};
