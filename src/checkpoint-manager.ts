@@ -3,14 +3,19 @@ import { RewindableError, RewindableErrorCode } from './errors.js';
 import { assertUuid, canonicalLocation, canonicalPath, encodeProjectKey, isUuid, type PathScope } from './paths.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import type { RewindFilesResult } from './rewind/result.js';
+import { forkRecords } from './conversation/fork-records.js';
+import { messageRecordFor, type RecordMessageInput } from './conversation/record-message.js';
+import type { RewindOptions, RewindResult, RewindScope } from './conversation/rewind-result.js';
+import type { TranscriptMessage } from './conversation/transcript.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
 import { dryRunRewind, recoverInterruptedRewind, runRewind } from './rewind/transaction.js';
 import { createTools, type ManagerTools } from './tools/index.js';
-import type { CheckpointRecord, FileState } from './schemas.js';
+import type { FileState } from './schemas.js';
 import { observePath } from './session/observe-path.js';
+import { listSessions } from './session/list-sessions.js';
 import { now, Session } from './session/session.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
-import { SessionLog } from './store/session-log.js';
+import { blobsNamedBy, SessionLog } from './store/session-log.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
 import { SerialQueue } from './util/serial-queue.js';
 
@@ -32,6 +37,30 @@ export interface CheckpointSummary {
   reason: 'message' | 'pre-rewind';
   /** Tracked paths whose state this checkpoint holds. */
   files: string[];
+}
+
+/** A transcript message, with the files its turn touched (user messages with a checkpoint). */
+export interface TranscriptEntry extends TranscriptMessage {
+  files?: string[];
+}
+
+export interface BranchSummary {
+  /** The last message of the branch. */
+  leafUuid: string;
+  /** True when this leaf is the active leaf. (Right after a conversation rewind the active leaf is an earlier message, and no branch is active.) */
+  active: boolean;
+  /** Messages from the root to the leaf. */
+  length: number;
+  lastTimestamp: string;
+}
+
+export interface ForkOptions extends Omit<CheckpointManagerOptions, 'sessionId' | 'resume' | 'readOnly' | 'continue'> {
+  /** The session to fork. */
+  fromSession: string;
+  /** The message to fork at: the fork's transcript ends with it, and it keeps every file checkpoint up to it. */
+  atMessage: string;
+  /** The new session's UUID. @default a new UUID */
+  sessionId?: string;
 }
 
 export interface RecordWriteOptions {
@@ -91,9 +120,61 @@ export class CheckpointManager {
 
   /** Creates a manager and waits until its session is open (errors surface here). */
   static async open(options: CheckpointManagerOptions): Promise<CheckpointManager> {
+    if (options.continue === true) {
+      const { continue: _continue, ...rest } = options;
+      const [latest] = await listSessions({ cwd: options.cwd, storeDir: options.storeDir, storage: options.storage });
+      if (latest === undefined) {
+        throw new RewindableError(RewindableErrorCode.SESSION_NOT_FOUND, `There is no session to continue for the project ${options.cwd}. Start one without continue.`);
+      }
+      return CheckpointManager.open({ ...rest, resume: latest.sessionId });
+    }
     const manager = new CheckpointManager(options);
     await manager.opening;
     return manager;
+  }
+
+  /**
+   * Starts a new session from a message of an existing one: its transcript up
+   * to that message, and every file checkpoint up to it, so the fork can
+   * rewind too. The source session is only read.
+   *
+   * @example
+   * const fork = await CheckpointManager.fork({ cwd, fromSession: manager.sessionId, atMessage: userMessageId });
+   */
+  static async fork(options: ForkOptions): Promise<CheckpointManager> {
+    const { fromSession, atMessage, sessionId, ...rest } = options;
+    assertUuid(fromSession, 'session id to fork');
+    assertUuid(atMessage, 'message id to fork at');
+    const source = await CheckpointManager.open({ ...rest, resume: fromSession, readOnly: true });
+    const newSessionId = sessionId ?? uuidv4();
+    try {
+      const sourceSession = (await source.session())!;
+      const loaded = (await sourceSession.log.load())!;
+      const records = forkRecords(loaded.records, atMessage);
+      const fork = await Session.open({
+        storage: sourceSession.log.storage,
+        root: source.root,
+        sessionId: newSessionId,
+        mode: 'create',
+        durable: source.options.durability === 'full',
+        maxFileBytes: source.options.maxFileBytes,
+        forkedFrom: { sessionId: fromSession, messageId: atMessage },
+      });
+      try {
+        // The fork owns copies of the backups it names: the source may be cleaned up first.
+        const batch = fork.newBlobBatch();
+        for (const hash of new Set(records.flatMap(blobsNamedBy))) {
+          const read = await sourceSession.readBlob(hash);
+          if (read.ok) await batch.add({ hash, bytes: read.bytes });
+        }
+        await fork.append(records, batch.take());
+      } finally {
+        await fork.close();
+      }
+    } finally {
+      await source.close();
+    }
+    return CheckpointManager.open({ ...rest, resume: newSessionId });
   }
 
   /** Real path of the project root; tracked paths are reported under it. */
@@ -133,26 +214,8 @@ export class CheckpointManager {
     const session = await this.writableSession('checkpoint()');
     if (session === undefined) return id;
     return this.queue.run(async () => {
-      const existing = session.state.checkpointsById.get(id);
-      const latest = session.state.latestCheckpoint;
-      if (existing !== undefined && existing !== latest) {
-        throw new RewindableError(
-          RewindableErrorCode.CHECKPOINT_ID_REUSED,
-          `Message ${id} already has a checkpoint, and it is not the latest one. Each user message gets its own checkpoint; pass a new message id.`,
-        );
-      }
-      const batch = session.newBlobBatch();
-      const files: CheckpointRecord['files'] = [];
-      for (const tracked of session.state.paths.values()) {
-        const observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: this.options.maxFileBytes, read: 'if-changed' });
-        const entry = await session.noteObservation(tracked, observation, batch);
-        if (entry !== undefined) files.push(entry);
-      }
-      if (existing !== undefined && files.length === 0) return id;
-      await session.append(
-        [{ type: 'checkpoint', id, createdAt: now(), reason: 'message', ...(existing !== undefined ? { refresh: true } : {}), files }],
-        batch.take(),
-      );
+      const checkpoint = await session.prepareCheckpoint(id);
+      if (checkpoint.records.length > 0) await session.append(checkpoint.records, checkpoint.blobs);
       return id;
     });
   }
@@ -243,15 +306,113 @@ export class CheckpointManager {
       if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
       assertUuid(userMessageId, 'user message id');
       const session = (dryRun ? await this.session() : await this.writableSession('a real rewind'))!;
-      return await this.queue.run(async () => {
-        const target = session.state.checkpointsById.get(userMessageId);
-        if (target === undefined) throw await this.checkpointNotFound(session, userMessageId);
-        return dryRun ? dryRunRewind(session, target, options.skipConflicts ?? false) : runRewind(session, target, options.skipConflicts ?? false);
-      });
+      return await this.queue.run(() => this.rewindFilesNow(session, userMessageId, { dryRun, skipConflicts: options.skipConflicts ?? false }));
     } catch (error) {
       if (!dryRun) throw error;
       const typed = RewindableError.isInstance(error) ? error : undefined;
       return { canRewind: false, dryRun, error: typed?.message ?? String(error), errorCode: typed?.code ?? RewindableErrorCode.REWIND_FAILED };
+    }
+  }
+
+  /**
+   * Appends a conversation message to the session log, durably, linked to its
+   * parent (by default the active leaf). Recording the same message twice is
+   * a no-op. Returns the stored message.
+   */
+  async recordMessage(input: RecordMessageInput): Promise<TranscriptMessage> {
+    const session = await this.writableSession('recordMessage()');
+    if (session === undefined) return unstoredMessage(input);
+    return this.queue.run(async () => {
+      const record = messageRecordFor(input, session.state.transcript);
+      if (record !== undefined) await session.append([record]);
+      return session.state.transcript.get(record?.uuid ?? input.uuid!)!;
+    });
+  }
+
+  /**
+   * Records a user message and takes its checkpoint, in one durable append:
+   * the checkpoint's id is the message's UUID. Call it when the message
+   * arrives, before any tool runs for it.
+   */
+  async recordUserMessage(message: unknown, options: { uuid?: string; parentUuid?: string | null } = {}): Promise<TranscriptMessage> {
+    const session = await this.writableSession('recordUserMessage()');
+    if (session === undefined) return unstoredMessage({ type: 'user', message, ...options });
+    return this.queue.run(async () => {
+      const record = messageRecordFor({ type: 'user', message, ...options }, session.state.transcript);
+      const uuid = record?.uuid ?? options.uuid!;
+      const checkpoint = await session.prepareCheckpoint(uuid);
+      await session.append([...(record !== undefined ? [record] : []), ...checkpoint.records], checkpoint.blobs);
+      return session.state.transcript.get(uuid)!;
+    });
+  }
+
+  /**
+   * The conversation from its first message to the active leaf (or to
+   * `leafUuid`), each user message with the files its turn touched.
+   */
+  async getTranscript(options: { leafUuid?: string } = {}): Promise<TranscriptEntry[]> {
+    const session = await this.session();
+    if (session === undefined) return [];
+    return this.queue.run(async () => {
+      const { state } = session;
+      if (options.leafUuid !== undefined && !state.transcript.has(options.leafUuid)) {
+        throw new RewindableError(RewindableErrorCode.MESSAGE_NOT_FOUND, `Message ${options.leafUuid} is not in this session's transcript.`);
+      }
+      return state.transcript.chain(options.leafUuid ?? state.transcript.leaf).map((message) => {
+        const checkpoint = state.checkpointsById.get(message.uuid);
+        return checkpoint === undefined ? { ...message } : { ...message, files: state.touchedDuring(checkpoint.index) };
+      });
+    });
+  }
+
+  /** Every branch of the conversation (old branches stay after a conversation rewind), oldest first. */
+  async listBranches(): Promise<BranchSummary[]> {
+    const session = await this.session();
+    if (session === undefined) return [];
+    return this.queue.run(async () => {
+      const { transcript } = session.state;
+      return transcript.leaves().map((leafUuid) => ({
+        leafUuid,
+        active: leafUuid === transcript.leaf,
+        length: transcript.chain(leafUuid).length,
+        lastTimestamp: transcript.get(leafUuid)!.timestamp,
+      }));
+    });
+  }
+
+  /**
+   * Rewinds the files, the conversation, or both, to just before a user
+   * message. `files` is `rewindFiles`; `conversation` moves the active leaf to
+   * the message's parent (nothing is deleted: the old branch stays
+   * readable) and returns the messages to show. Never throws for a rewind
+   * that cannot happen: the result's `status` says `rejected`, with `error`.
+   */
+  async rewind(userMessageId: string, options: RewindOptions = {}): Promise<RewindResult> {
+    const scope: RewindScope = options.scope ?? 'both';
+    const dryRun = options.dryRun ?? false;
+    try {
+      if (!['files', 'conversation', 'both'].includes(scope)) {
+        throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`);
+      }
+      if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
+      assertUuid(userMessageId, 'user message id');
+      const session = (dryRun ? await this.session() : await this.writableSession('a real rewind'))!;
+      return await this.queue.run(async () => {
+        const message = scope === 'files' ? undefined : userMessageOf(session, userMessageId);
+        const files = scope === 'conversation' ? undefined : await this.rewindFilesNow(session, userMessageId, { dryRun, skipConflicts: options.skipConflicts ?? false });
+        let conversation: RewindResult['conversation'];
+        if (message !== undefined) {
+          const leafUuid = message.parentUuid;
+          if (!dryRun) await session.append([{ type: 'conversation-rewind', messageUuid: message.uuid, leafUuid, at: now() }]);
+          conversation = { leafUuid, messages: session.state.transcript.chain(leafUuid), rewoundMessage: message };
+        }
+        const failures = files?.skipped ?? [];
+        const status = dryRun ? 'ready' : failures.length > 0 ? 'partial' : 'success';
+        return { status, scope, dryRun, ...(files ? { files } : {}), ...(conversation ? { conversation } : {}), ...(failures.length > 0 ? { failures } : {}) };
+      });
+    } catch (error) {
+      if (!RewindableError.isInstance(error)) throw error;
+      return { status: 'rejected', scope, dryRun, error: error.message, errorCode: error.code };
     }
   }
 
@@ -321,6 +482,13 @@ export class CheckpointManager {
     return this.opening;
   }
 
+  /** The file rewind, run inside the queue. */
+  private async rewindFilesNow(session: Session, userMessageId: string, options: { dryRun: boolean; skipConflicts: boolean }): Promise<RewindFilesResult> {
+    const target = session.state.checkpointsById.get(userMessageId);
+    if (target === undefined) throw await this.checkpointNotFound(session, userMessageId);
+    return options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts);
+  }
+
   private async writableSession(action: string): Promise<Session | undefined> {
     const session = await this.session();
     if (this.options.readOnly) {
@@ -352,6 +520,23 @@ export class CheckpointManager {
     }
     return new RewindableError(RewindableErrorCode.CHECKPOINT_NOT_FOUND, checkpointNotFoundMessage, { details: { id } });
   }
+}
+
+/** With `enabled: false` nothing is stored; the caller still gets the message back. */
+function unstoredMessage(input: RecordMessageInput): TranscriptMessage {
+  return { uuid: input.uuid ?? uuidv4(), parentUuid: input.parentUuid ?? null, type: input.type, timestamp: now(), message: input.message };
+}
+
+/** The user message a conversation rewind goes back before. */
+function userMessageOf(session: Session, uuid: string): TranscriptMessage {
+  const message = session.state.transcript.get(uuid);
+  if (message === undefined) {
+    throw new RewindableError(RewindableErrorCode.MESSAGE_NOT_FOUND, `Message ${uuid} is not in this session's transcript; record messages with recordMessage() or recordUserMessage().`);
+  }
+  if (message.type !== 'user') {
+    throw new RewindableError(RewindableErrorCode.INVALID_MESSAGE, `Message ${uuid} is a ${message.type} message; a conversation rewinds to just before a user message.`);
+  }
+  return message;
 }
 
 /** trackEdit refuses what a checkpoint could never restore (SPEC 4). */

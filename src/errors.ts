@@ -21,6 +21,12 @@ export const RewindableErrorCode = {
   CHECKPOINT_ID_REUSED: 'CHECKPOINT_ID_REUSED',
   /** `trackEdit()` was called before the first `checkpoint()`. */
   NO_CHECKPOINT: 'NO_CHECKPOINT',
+  /** No message of the session's transcript has that UUID. */
+  MESSAGE_NOT_FOUND: 'MESSAGE_NOT_FOUND',
+  /** A message was recorded again with the same UUID but different content or parent. */
+  MESSAGE_CONFLICT: 'MESSAGE_CONFLICT',
+  /** A message handed to the manager is malformed (not JSON, missing type ...). */
+  INVALID_MESSAGE: 'INVALID_MESSAGE',
   /** A path is empty, not a string, or contains a NUL byte. */
   INVALID_PATH: 'INVALID_PATH',
   /** A path lies outside the project root and the extra roots. */

@@ -1,5 +1,8 @@
 export { CheckpointManager, checkpointNotFoundMessage, notEnabledMessage } from './checkpoint-manager.js';
-export type { CheckpointSummary, RecordWriteOptions, RewindFilesOptions } from './checkpoint-manager.js';
+export type { BranchSummary, CheckpointSummary, ForkOptions, RecordWriteOptions, RewindFilesOptions, TranscriptEntry } from './checkpoint-manager.js';
+export type { RecordMessageInput } from './conversation/record-message.js';
+export type { ConversationRewind, RewindOptions, RewindResult, RewindScope, RewindStatus } from './conversation/rewind-result.js';
+export type { TranscriptMessage } from './conversation/transcript.js';
 export type { CheckpointManagerOptions } from './options.js';
 export { RewindableError, RewindableErrorCode } from './errors.js';
 export type { RewindableErrorOptions } from './errors.js';

@@ -13,6 +13,12 @@ export interface CheckpointManagerOptions {
   /** Reopen an existing session. Fails with `SESSION_NOT_FOUND` if it does not exist. */
   resume?: string;
   /**
+   * Reopen the project's most recent session. Only with `CheckpointManager.open()`
+   * (the session id is not known before the store is read).
+   * @default false
+   */
+  continue?: boolean;
+  /**
    * Open an existing session (`resume` required) without its lock, to list,
    * diff and dry-run while another process may be writing to it. Anything that
    * writes fails with `READ_ONLY`.
@@ -55,6 +61,7 @@ const optionsSchema = z.object({
   sessionId: z.string().optional(),
   resume: z.string().optional(),
   readOnly: z.boolean().optional(),
+  continue: z.boolean().optional(),
   storeDir: z.string().min(1).optional(),
   storage: z.custom<StorageAdapter>((value) => typeof value === 'object' && value !== null && (value as StorageAdapter).specificationVersion === 'v1', {
     error: 'storage must be a storage adapter with specificationVersion "v1"',
@@ -89,6 +96,9 @@ export function resolveOptions(options: CheckpointManagerOptions): ResolvedOptio
   const value = parsed.data;
   if (value.sessionId !== undefined && value.resume !== undefined) {
     throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'Pass either sessionId (to start a new session) or resume (to reopen one), not both.');
+  }
+  if (value.continue === true) {
+    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'continue finds the session to reopen by reading the store: use `await CheckpointManager.open({ cwd, continue: true })`.');
   }
   if (value.readOnly === true && value.resume === undefined) {
     throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'readOnly needs resume: the id of the session to open.');

@@ -117,6 +117,39 @@ export const rewindEndRecordSchema = z.object({
 });
 
 /**
+ * A message of the conversation, as the harness handed it over. `role` is the
+ * message's own type (user, assistant, system, tool ...); `message` is the
+ * harness's payload, any JSON. Messages link to their parent, so branches
+ * and resumes rebuild exactly.
+ */
+export const messageRecordSchema = z.object({
+  type: z.literal('message'),
+  uuid: z.string(),
+  parentUuid: z.string().nullable(),
+  role: z.string().min(1),
+  timestamp: isoTime,
+  message: z.unknown(),
+});
+
+/** The active leaf of the conversation moved back to just before a user message; nothing is deleted. */
+export const conversationRewindRecordSchema = z.object({
+  type: z.literal('conversation-rewind'),
+  /** The user message the conversation was rewound to (it and what followed are off the active branch). */
+  messageUuid: z.string(),
+  /** The new active leaf: that message's parent (`null`: the start of the conversation). */
+  leafUuid: z.string().nullable(),
+  at: isoTime,
+});
+
+/** The project directory moved; paths in the log are relative to it, so only the root changes. */
+export const projectMovedRecordSchema = z.object({
+  type: z.literal('project-moved'),
+  from: z.string(),
+  to: z.string(),
+  at: isoTime,
+});
+
+/**
  * Voids the record just before it. Written when a session is reopened and its
  * last record names a backup that did not survive a crash: that record was
  * never acknowledged, so no tool wrote after it.
@@ -136,6 +169,9 @@ export const logRecordSchema = z.discriminatedUnion('type', [
   rewindBeginRecordSchema,
   rewindEndRecordSchema,
   discardRecordSchema,
+  messageRecordSchema,
+  conversationRewindRecordSchema,
+  projectMovedRecordSchema,
 ]);
 
 export type SessionStartRecord = z.infer<typeof sessionStartRecordSchema>;
@@ -145,6 +181,9 @@ export type WriteRecord = z.infer<typeof writeRecordSchema>;
 export type RewindBeginRecord = z.infer<typeof rewindBeginRecordSchema>;
 export type RewindEndRecord = z.infer<typeof rewindEndRecordSchema>;
 export type DiscardRecord = z.infer<typeof discardRecordSchema>;
+export type MessageRecord = z.infer<typeof messageRecordSchema>;
+export type ConversationRewindRecord = z.infer<typeof conversationRewindRecordSchema>;
+export type ProjectMovedRecord = z.infer<typeof projectMovedRecordSchema>;
 export type LogRecord = z.infer<typeof logRecordSchema>;
 
 export const knownRecordTypes: ReadonlySet<string> = new Set(logRecordSchema.options.map((option) => option.shape.type.value));

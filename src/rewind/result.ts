@@ -41,7 +41,8 @@ export interface RewindFilesResult {
 }
 
 export function summarize(changes: readonly PlannedChange[], skipped: readonly SkippedPath[], dryRun: boolean): RewindFilesResult {
-  const files = changes.map(
+  const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const files = [...changes].sort(byPath).map(
     (change): RewindFileChange => ({
       path: change.path,
       action: change.action,

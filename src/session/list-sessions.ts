@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { messageText } from '../conversation/transcript.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { encodeProjectKey } from '../paths.js';
 import { filesystemStorage } from '../store/filesystem/filesystem-storage.js';
@@ -33,6 +34,12 @@ export interface SessionSummary {
   checkpoints: number;
   /** Files tracked in the session. */
   trackedFiles: number;
+  /** Messages in the transcript (all branches). */
+  messages: number;
+  /** The text of the first user message, when the harness recorded one (up to 200 characters). */
+  firstPrompt?: string;
+  /** Set for a session forked from another. */
+  forkedFrom?: { sessionId: string; messageId: string };
   /** Bytes the session occupies on its own, when the store knows. */
   bytes?: number;
 }
@@ -55,7 +62,8 @@ export async function listSessions(options: ListSessionsOptions): Promise<Sessio
       const state = new SessionState(root);
       for (const record of loaded.records) state.apply(record);
       // Two project paths can encode to the same key; the header tells them apart.
-      if (state.start === undefined || state.start.cwd !== root) continue;
+      if (state.start === undefined || state.projectPath !== root) continue;
+      const firstPrompt = messageText(state.transcript.first('user')?.message);
       summaries.push({
         sessionId: stored.sessionId,
         cwd: root,
@@ -63,6 +71,9 @@ export async function listSessions(options: ListSessionsOptions): Promise<Sessio
         lastActivity: new Date(stored.mtime).toISOString(),
         checkpoints: state.checkpoints.filter((checkpoint) => checkpoint.reason === 'message').length,
         trackedFiles: state.paths.size,
+        messages: state.transcript.size,
+        ...(firstPrompt !== undefined ? { firstPrompt: firstPrompt.slice(0, 200) } : {}),
+        ...(state.start.forkedFrom !== undefined ? { forkedFrom: state.start.forkedFrom } : {}),
         ...(stored.bytes !== undefined ? { bytes: stored.bytes } : {}),
       });
     }

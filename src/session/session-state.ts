@@ -1,3 +1,4 @@
+import { Transcript } from '../conversation/transcript.js';
 import { fromStoredPath } from '../paths.js';
 import type { FileState, LogRecord, Observation, RegularFileState, RewindBeginRecord, SessionStartRecord } from '../schemas.js';
 
@@ -50,8 +51,18 @@ export class SessionState {
   readonly paths = new Map<string, TrackedPath>();
   /** A rewind that began but has no end record: a crash interrupted it. */
   interruptedRewind: RewindBeginRecord | undefined;
+  readonly transcript = new Transcript();
+  /** Paths a tracked tool wrote, by the checkpoint whose turn it was. */
+  private readonly writtenDuring = new Map<number, Set<string>>();
 
-  constructor(readonly root: string) {}
+  constructor(public root: string) {}
+
+  /** The project directory the session belongs to now (it may have moved since the session began). */
+  get projectPath(): string | undefined {
+    return this.movedTo ?? this.start?.cwd;
+  }
+
+  private movedTo: string | undefined;
 
   get latestCheckpoint(): CheckpointInfo | undefined {
     return this.checkpoints.at(-1);
@@ -81,10 +92,27 @@ export class SessionState {
         const tracked = this.paths.get(fromStoredPath(record.path, this.root));
         // Not `lastSeen`: what a tool wrote is known by hash only, its bytes are not stored.
         if (tracked !== undefined) tracked.lastWrite = { state: record.state, observed: record.observed };
+        const turn = this.latestCheckpoint?.index;
+        if (tracked !== undefined && turn !== undefined) {
+          const written = this.writtenDuring.get(turn) ?? new Set<string>();
+          written.add(tracked.path);
+          this.writtenDuring.set(turn, written);
+        }
         return;
       }
       case 'rewind-begin':
         this.interruptedRewind = record;
+        return;
+      case 'message':
+        this.transcript.add(record);
+        return;
+      case 'conversation-rewind':
+        this.transcript.leaf = record.leafUuid;
+        return;
+      case 'project-moved':
+        this.movedTo = record.to;
+        return;
+      case 'discard':
         return;
       case 'rewind-end': {
         const begin = this.interruptedRewind;
@@ -110,6 +138,20 @@ export class SessionState {
       chosen = version;
     }
     return chosen;
+  }
+
+  /**
+   * Files the turn of a checkpoint touched: first tracked in it, written by a
+   * tracked tool during it, or found changed at the next checkpoint.
+   */
+  touchedDuring(checkpointIndex: number): string[] {
+    const touched = new Set(this.writtenDuring.get(checkpointIndex));
+    for (const tracked of this.paths.values()) {
+      if (tracked.versions[0]!.checkpointIndex === checkpointIndex) touched.add(tracked.path);
+      const next = tracked.versions.find((version) => version.checkpointIndex === checkpointIndex + 1);
+      if (next !== undefined && !sameState(next.state, this.versionAt(tracked, checkpointIndex).state)) touched.add(tracked.path);
+    }
+    return [...touched].sort();
   }
 
   latestVersion(tracked: TrackedPath): PathVersion {

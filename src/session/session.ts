@@ -6,7 +6,9 @@ import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
 import { BlobBatch } from '../store/blob-batch.js';
 import { blobsNamedBy, SessionLog, type BlobRead } from '../store/session-log.js';
 import type { BlobWrite, StorageAdapter, StorageLock } from '../store/storage-adapter.js';
-import type { ObservedPath } from './observe-path.js';
+import { now } from './clock.js';
+import { observePath, type ObservedPath } from './observe-path.js';
+import { relocateSession } from './relocate-session.js';
 import { sameState, SessionState, type TrackedPath } from './session-state.js';
 
 export interface SessionOpenOptions {
@@ -17,6 +19,8 @@ export interface SessionOpenOptions {
   mode: 'create' | 'resume' | 'read';
   durable: boolean;
   maxFileBytes: number;
+  /** For a new session forked from another: written into its header. */
+  forkedFrom?: { sessionId: string; messageId: string };
 }
 
 /**
@@ -33,6 +37,7 @@ export class Session {
   /** Backups this session's records name (so the same content is never stored twice). */
   private readonly storedBlobs = new Set<string>();
   private headerWritten = false;
+  private readonly forkedFrom: SessionOpenOptions['forkedFrom'];
 
   private constructor(
     options: SessionOpenOptions,
@@ -42,6 +47,7 @@ export class Session {
     this.log = new SessionLog(options.storage, { projectKey: encodeProjectKey(options.root), sessionId: options.sessionId });
     this.durable = options.durable;
     this.maxFileBytes = options.maxFileBytes;
+    this.forkedFrom = options.forkedFrom;
   }
 
   get root(): string {
@@ -57,7 +63,10 @@ export class Session {
     const lock = options.mode === 'read' ? undefined : await options.storage.lock?.(key);
     const session = new Session(options, lock);
     try {
-      const loaded = await session.log.load();
+      let loaded = await session.log.load();
+      if (options.mode === 'resume' && loaded === null && (await relocateSession(options.storage, options.sessionId, options.root))) {
+        loaded = await session.log.load();
+      }
       if (options.mode !== 'create' && loaded === null) {
         throw new RewindableError(
           RewindableErrorCode.SESSION_NOT_FOUND,
@@ -73,11 +82,11 @@ export class Session {
       if (loaded !== null) {
         for (const record of loaded.records) session.replay(record);
         session.headerWritten = true;
-        const start = session.state.start;
-        if (start !== undefined && start.cwd !== options.root) {
+        const recordedRoot = session.state.projectPath;
+        if (recordedRoot !== undefined && recordedRoot !== options.root) {
           throw new RewindableError(
             RewindableErrorCode.PROJECT_MISMATCH,
-            `Session ${options.sessionId} belongs to the project ${start.cwd}, not ${options.root}. Open it with that cwd.`,
+            `Session ${options.sessionId} belongs to the project ${recordedRoot}, not ${options.root}. Open it with cwd: ${JSON.stringify(recordedRoot)}.`,
           );
         }
         if (options.mode === 'read') return session;
@@ -100,7 +109,17 @@ export class Session {
   async append(records: LogRecord[], blobs: BlobWrite[] = [], options: { flush?: boolean } = {}): Promise<void> {
     const toWrite = this.headerWritten
       ? records
-      : [{ type: 'session-start' as const, formatVersion: 1 as const, sessionId: this.sessionId, cwd: this.root, createdAt: now() }, ...records];
+      : [
+          {
+            type: 'session-start' as const,
+            formatVersion: 1 as const,
+            sessionId: this.sessionId,
+            cwd: this.root,
+            createdAt: now(),
+            ...(this.forkedFrom !== undefined ? { forkedFrom: this.forkedFrom } : {}),
+          },
+          ...records,
+        ];
     await this.log.append(toWrite, blobs, options);
     this.headerWritten = true;
     for (const record of toWrite) this.replay(record);
@@ -140,6 +159,32 @@ export class Session {
     return { path: tracked.storedPath, state: observation.state, ...(observation.observed ? { observed: observation.observed } : {}) };
   }
 
+  /**
+   * The records of a checkpoint taken now: every tracked file whose state
+   * changed since its latest version (unchanged files reuse their backup).
+   * Empty when `id` is the latest checkpoint and nothing changed (a refresh
+   * with nothing to refresh).
+   */
+  async prepareCheckpoint(id: string): Promise<{ records: LogRecord[]; blobs: BlobWrite[] }> {
+    const existing = this.state.checkpointsById.get(id);
+    if (existing !== undefined && existing !== this.state.latestCheckpoint) {
+      throw new RewindableError(
+        RewindableErrorCode.CHECKPOINT_ID_REUSED,
+        `Message ${id} already has a checkpoint, and it is not the latest one. Each user message gets its own checkpoint; pass a new message id.`,
+      );
+    }
+    const batch = this.newBlobBatch();
+    const files: CheckpointRecord['files'] = [];
+    for (const tracked of this.state.paths.values()) {
+      const observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: this.maxFileBytes, read: 'if-changed' });
+      const entry = await this.noteObservation(tracked, observation, batch);
+      if (entry !== undefined) files.push(entry);
+    }
+    if (existing !== undefined && files.length === 0) return { records: [], blobs: [] };
+    const record: CheckpointRecord = { type: 'checkpoint', id, createdAt: now(), reason: 'message', ...(existing !== undefined ? { refresh: true } : {}), files };
+    return { records: [record], blobs: batch.take() };
+  }
+
   /** Queues the observed bytes for storage unless the store has them. */
   async queueBackup(observation: ObservedPath, batch: BlobBatch, previous?: FileState): Promise<void> {
     const state = observation.state;
@@ -163,6 +208,4 @@ export class Session {
   }
 }
 
-export function now(): string {
-  return new Date().toISOString();
-}
+export { now };

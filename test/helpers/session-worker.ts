@@ -16,7 +16,10 @@ type Step =
   | { do: 'signal'; text: string }
   | { do: 'hang' }
   | { do: 'close' }
-  | { do: 'edit-loop'; files: string[]; turns: number };
+  | { do: 'edit-loop'; files: string[]; turns: number }
+  | { do: 'user-message'; uuid: string; text: string }
+  | { do: 'message'; uuid: string; type: string; text: string }
+  | { do: 'transcript' };
 
 const { options, steps } = JSON.parse(process.argv[2]!) as { options: CheckpointManagerOptions; steps: Step[] };
 const say = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -52,6 +55,15 @@ try {
       case 'close':
         await manager.close();
         say({ closed: true });
+        break;
+      case 'user-message':
+        say({ message: await manager.recordUserMessage({ role: 'user', content: step.text }, { uuid: step.uuid }) });
+        break;
+      case 'message':
+        say({ message: await manager.recordMessage({ type: step.type, uuid: step.uuid, message: { role: step.type, content: step.text } }) });
+        break;
+      case 'transcript':
+        say({ transcript: await manager.getTranscript() });
         break;
       case 'edit-loop':
         for (let turn = 0; turn < step.turns; turn += 1) {

@@ -269,7 +269,9 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         packs.delete(key.sessionId);
       }
       fs.rmSync(logPath(key), { force: true });
-      fs.rmSync(packPath(key), { force: true });
+      // Packs are named by session id alone; a session moved to another project key still needs its pack.
+      const stillListed = safeReaddir(projectsDirectory).some((project) => fs.existsSync(logPath({ projectKey: project, sessionId: key.sessionId })));
+      if (!stillListed) fs.rmSync(packPath(key), { force: true });
     },
 
     async putBlobs(key, blobs) {
