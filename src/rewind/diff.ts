@@ -1,15 +1,220 @@
-import type { CheckpointInfo } from '../session/session-state.js';
+import path from 'node:path';
+import { formatPatch, structuredPatch, type StructuredPatch } from 'diff';
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { canonicalLocation } from '../paths.js';
+import type { FileState, RewindAction } from '../schemas.js';
+import type { ObservedPath } from '../session/observe-path.js';
+import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
+import { isBinary } from './line-stats.js';
+import { planRewind, type PlannedChange, type SkippedPath, type SkipReason } from './plan.js';
 
-/** Options of `manager.diffFiles()` (filled in by the diff/CLI issue). */
+/**
+ * Per-file diffs between the files now and a checkpoint. They come from the
+ * rewind's own plan, so a diff lists exactly the files, actions, statistics
+ * and refusals a rewind (or its dry run) would report, plus a unified patch.
+ */
+
+/** Options of `manager.diffFiles()`. */
 export interface DiffOptions {
-  /** Only these files (paths as given to trackEdit, or absolute). */
+  /**
+   * Only these files: relative to the project root (as trackEdit takes them)
+   * or absolute. A directory selects every tracked file under it.
+   * @default every tracked file
+   */
   paths?: string[];
+  /** Unchanged lines shown around each change. @default 3 */
+  context?: number;
+  /**
+   * A file whose current or checkpoint content is larger than this gets no
+   * patch (`tooLarge: true`); its statistics are still exact.
+   * @default 1048576 (1 MiB)
+   */
+  maxPatchBytes?: number;
+  /** Milliseconds one file's line diff may take before its patch is given up (`tooComplex: true`). @default 2000 */
+  timeoutMs?: number;
+  /** Largest edit (lines added plus removed) a patch is computed for; past it, `tooComplex: true`. @default 20000 */
+  maxEditLength?: number;
+  /** Report files with conflicts as left alone, as `rewindFiles(id, { skipConflicts: true })` would. @default false */
+  skipConflicts?: boolean;
+  /** Called as each tracked file is examined (for progress on large diffs). */
+  onProgress?: (progress: { done: number; total: number; path: string }) => void;
 }
 
-/** One file's difference between now and a checkpoint (filled in by the diff/CLI issue). */
-export type FileDiff = Record<string, never>;
+/** Size and permission bits of one side of a diff. */
+export interface FileSide {
+  size: number;
+  mode: number;
+}
 
-export async function diffAgainstCheckpoint(_session: Session, _target: CheckpointInfo, _options: DiffOptions): Promise<FileDiff[]> {
-  return [];
+/** A file a rewind to the checkpoint would change. */
+export interface FileChangeDiff {
+  /** Absolute path, as in `RewindFilesResult.filesChanged`. */
+  path: string;
+  /** `restore`: content replaced. `recreate`: file brought back. `delete`: file removed. `chmod`: only the mode differs. */
+  action: RewindAction;
+  /** Git-style unified patch from the file now (`a/`) to the checkpoint (`b/`); absent when binary, too large or too complex. */
+  patch?: string;
+  /** Lines the rewind adds back: the rewind's own exact statistic. */
+  insertions: number;
+  /** Lines the rewind removes: the rewind's own exact statistic. */
+  deletions: number;
+  binary: boolean;
+  /** A side exceeds `maxPatchBytes`, so no patch was made. */
+  tooLarge: boolean;
+  /** The line diff exceeded `timeoutMs` or `maxEditLength`, so no patch was made. */
+  tooComplex: boolean;
+  /** The rewind's line statistics gave up on this file (it is counted as 0/0). */
+  statsSkipped: boolean;
+  /** Changed by someone other than the tracked tools since they last wrote it: a rewind discards that edit. */
+  conflict: boolean;
+  /** The file now; null when it does not exist. */
+  current: FileSide | null;
+  /** The file at the checkpoint; null when it did not exist. */
+  target: FileSide | null;
+}
+
+/** A tracked file a rewind would leave alone, and why. */
+export interface FileSkipDiff {
+  path: string;
+  action: 'skip';
+  reason: SkipReason;
+  /** A sentence for people. */
+  message: string;
+}
+
+/** One file's difference between now and a checkpoint. Discriminate on `action`. */
+export type FileDiff = FileChangeDiff | FileSkipDiff;
+
+interface PatchOutcome {
+  patch?: string;
+  binary: boolean;
+  tooLarge: boolean;
+  tooComplex: boolean;
+}
+
+export async function diffAgainstCheckpoint(session: Session, target: CheckpointInfo, options: DiffOptions): Promise<FileDiff[]> {
+  const settings = {
+    context: options.context ?? 3,
+    maxPatchBytes: options.maxPatchBytes ?? 1024 * 1024,
+    timeoutMs: options.timeoutMs ?? 2000,
+    maxEditLength: options.maxEditLength ?? 20_000,
+  };
+  const only = options.paths === undefined ? undefined : selectStoredPaths(session, options.paths);
+  const total = only?.size ?? session.state.paths.size;
+  const patches = new Map<string, PatchOutcome>();
+  let done = 0;
+  const plan = await planRewind(
+    {
+      state: session.state,
+      readBlob: (hash) => session.readBlob(hash),
+      maxFileBytes: session.maxFileBytes,
+      skipConflicts: options.skipConflicts ?? false,
+      ...(only !== undefined ? { only } : {}),
+      // The plan hands over the very bytes its statistics are computed from, so patch and counts agree.
+      onContent: async (tracked, observation) => {
+        const goal = session.state.versionAt(tracked, target.index).state;
+        const outcome = await patchFor(session, tracked, observation, goal, settings);
+        if (outcome !== undefined) patches.set(tracked.path, outcome);
+        done += 1;
+        options.onProgress?.({ done, total, path: tracked.path });
+      },
+    },
+    target.index,
+  );
+  const diffs: FileDiff[] = [
+    ...plan.changes.map((change) => changeDiff(change, patches.get(change.path))),
+    ...plan.skipped.map((skipped: SkippedPath): FileSkipDiff => ({ path: skipped.path, action: 'skip', reason: skipped.reason, message: skipped.message })),
+  ];
+  return diffs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function changeDiff(change: PlannedChange, outcome: PatchOutcome | undefined): FileChangeDiff {
+  const side = (state: PlannedChange['current']): FileSide | null => (state.kind === 'file' ? { size: state.size, mode: state.mode } : null);
+  return {
+    path: change.path,
+    action: change.action,
+    ...(outcome?.patch !== undefined ? { patch: outcome.patch } : {}),
+    insertions: change.insertions,
+    deletions: change.deletions,
+    binary: change.binary || (outcome?.binary ?? false),
+    tooLarge: outcome?.tooLarge ?? false,
+    tooComplex: outcome?.tooComplex ?? false,
+    statsSkipped: change.statsSkipped,
+    conflict: change.conflict,
+    current: side(change.current),
+    target: side(change.target),
+  };
+}
+
+/** The patch for one path, or undefined when the rewind would not change it (or may not). */
+async function patchFor(
+  session: Session,
+  tracked: TrackedPath,
+  observation: ObservedPath,
+  goal: FileState,
+  settings: { context: number; maxPatchBytes: number; timeoutMs: number; maxEditLength: number },
+): Promise<PatchOutcome | undefined> {
+  const current = observation.state;
+  if ((current.kind !== 'file' && current.kind !== 'absent') || (goal.kind !== 'file' && goal.kind !== 'absent')) return undefined;
+  if (sameState(current, goal)) return undefined;
+  const none = { binary: false, tooLarge: false, tooComplex: false };
+  if ((current.kind === 'file' && current.size > settings.maxPatchBytes) || (goal.kind === 'file' && goal.size > settings.maxPatchBytes)) {
+    return { ...none, tooLarge: true };
+  }
+  const contentChanged = current.kind !== 'file' || goal.kind !== 'file' || current.sha256 !== goal.sha256;
+  let before: Buffer = Buffer.alloc(0);
+  let after: Buffer = Buffer.alloc(0);
+  if (contentChanged) {
+    if (current.kind === 'file') {
+      if (observation.content === undefined) return undefined; // the plan re-reads such a file before handing it over
+      before = observation.content;
+    }
+    if (goal.kind === 'file') {
+      const read = await session.readBlob(goal.sha256);
+      if (!read.ok) return undefined; // the plan refuses the path with the reason
+      after = read.bytes;
+    }
+    if (isBinary(before) || isBinary(after)) return { ...none, binary: true };
+  }
+  const name = path.relative(session.root, tracked.path).split(path.sep).join('/');
+  // latin1 maps each byte to one character, so lines compare byte for byte; they are decoded as UTF-8 for display after.
+  const structured = structuredPatch(
+    current.kind === 'file' ? `a/${name}` : '/dev/null',
+    goal.kind === 'file' ? `b/${name}` : '/dev/null',
+    before.toString('latin1'),
+    after.toString('latin1'),
+    undefined,
+    undefined,
+    { context: settings.context, timeout: settings.timeoutMs, maxEditLength: settings.maxEditLength },
+  );
+  if (structured === undefined) return { ...none, tooComplex: true };
+  return { ...none, patch: formatPatch(asGitPatch(structured, name, current, goal)) };
+}
+
+function asGitPatch(structured: StructuredPatch, name: string, current: FileState, goal: FileState): StructuredPatch {
+  const gitMode = (state: FileState) => (state.kind === 'file' ? (0o100000 | state.mode).toString(8) : undefined);
+  const hunks = structured.hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => Buffer.from(line, 'latin1').toString('utf8')) }));
+  const git: StructuredPatch = { ...structured, hunks, isGit: true, oldFileName: structured.oldFileName ?? `a/${name}`, newFileName: structured.newFileName ?? `b/${name}` };
+  if (current.kind === 'absent') return { ...git, isCreate: true, newMode: gitMode(goal)! };
+  if (goal.kind === 'absent') return { ...git, isDelete: true, oldMode: gitMode(current)! };
+  if (gitMode(current) !== gitMode(goal)) return { ...git, oldMode: gitMode(current)!, newMode: gitMode(goal)! };
+  return git;
+}
+
+/** The stored paths of the tracked files `inputs` name (a directory names every tracked file under it). */
+function selectStoredPaths(session: Session, inputs: readonly string[]): Set<string> {
+  const wanted = inputs.map((input) => {
+    if (typeof input !== 'string' || input.length === 0 || input.includes('\0')) {
+      throw new RewindableError(RewindableErrorCode.INVALID_PATH, `Invalid file path ${JSON.stringify(input)} in diffFiles({ paths }): expected a non-empty string without NUL bytes.`);
+    }
+    return canonicalLocation(path.resolve(session.root, input));
+  });
+  const selected = new Set<string>();
+  for (const tracked of session.state.paths.values()) {
+    if (wanted.some((entry) => tracked.path === entry || tracked.path.startsWith(entry.endsWith(path.sep) ? entry : entry + path.sep))) {
+      selected.add(tracked.storedPath);
+    }
+  }
+  return selected;
 }
