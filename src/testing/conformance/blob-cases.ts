@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { asBuffer, blobOf, newKey, type ConformanceContext } from './context.js';
+
+/** Every byte value, a zero run and a tail: catches text encodings and truncation at NUL. */
+function binaryBytes(length: number): Buffer {
+  const bytes = Buffer.alloc(length);
+  for (let index = 0; index < length; index += 1) bytes[index] = (index * 31 + (index >> 8)) & 0xff;
+  bytes.fill(0, 10, 40);
+  return bytes;
+}
+
+export function blobCases({ it, withStorage, reopen }: ConformanceContext): void {
+  it('append(key, entries, blobs) stores the blobs: getBlob(key, hash) returns their exact bytes', () =>
+    withStorage(async (storage) => {
+      const key = newKey();
+      const blobs = [blobOf('first backup\n'), blobOf(binaryBytes(70_000)), blobOf(new Uint8Array(0))];
+      await storage.append(key, [{ type: 'names-blobs', hashes: blobs.map((blob) => blob.hash) }], blobs);
+      for (const blob of blobs) assert.deepEqual(asBuffer(await storage.getBlob(key, blob.hash)), asBuffer(blob.bytes), `blob ${blob.hash}`);
+    }));
+
+  it('putBlobs(key, blobs) and getBlob(key, hash) round-trip a 2 MiB blob', () =>
+    withStorage(async (storage) => {
+      const key = newKey();
+      const blob = blobOf(binaryBytes(2 * 1024 * 1024 + 17));
+      await storage.putBlobs(key, [blob]);
+      assert.deepEqual(asBuffer(await storage.getBlob(key, blob.hash)), blob.bytes);
+    }));
+
+  it('getBlob(key, hash) of a blob never stored returns null', () =>
+    withStorage(async (storage) => {
+      assert.equal(await storage.getBlob(newKey(), blobOf('never stored').hash), null);
+    }));
+
+  it('hasBlobs(key, hashes) returns exactly the stored subset', () =>
+    withStorage(async (storage) => {
+      const key = newKey();
+      const stored = [blobOf('stored one'), blobOf('stored two')];
+      const missing = blobOf('not stored');
+      await storage.putBlobs(key, stored);
+      assert.deepEqual(await storage.hasBlobs(key, [stored[0]!.hash, missing.hash, stored[1]!.hash]), new Set(stored.map((blob) => blob.hash)));
+      assert.deepEqual(await storage.hasBlobs(key, []), new Set());
+    }));
+
+  it('putBlobs(key, blobs) twice with the same hash keeps one readable copy', () =>
+    withStorage(async (storage) => {
+      const key = newKey();
+      const blob = blobOf('stored twice');
+      await storage.putBlobs(key, [blob]);
+      await storage.putBlobs(key, [blob, blob]);
+      await storage.append(key, [{ type: 'again' }], [blob]);
+      assert.deepEqual(asBuffer(await storage.getBlob(key, blob.hash)), blob.bytes);
+    }));
+
+  it('putBlobs(key, blobs) with similarTo hints returns every version exactly', () =>
+    withStorage(async (storage) => {
+      const key = newKey();
+      const lines = Array.from({ length: 400 }, (_, index) => `line ${index} of a file that changes a little\n`);
+      const versions = [];
+      let previous: string | undefined;
+      for (let version = 0; version < 6; version += 1) {
+        lines[version * 50] = `edited in version ${version}\n`;
+        const blob = blobOf(lines.join(''));
+        versions.push(blob);
+        await storage.putBlobs(key, [{ ...blob, ...(previous !== undefined ? { similarTo: previous } : {}) }]);
+        previous = blob.hash;
+      }
+      for (const blob of versions) assert.deepEqual(asBuffer(await storage.getBlob(key, blob.hash)), blob.bytes);
+    }));
+
+  it('delete(key) keeps the blobs other sessions hold', () =>
+    withStorage(async (storage) => {
+      const doomed = newKey();
+      const kept = newKey(doomed.projectKey);
+      const shared = blobOf('held by both sessions');
+      await storage.append(doomed, [{ type: 'doomed' }], [shared, blobOf('held by the doomed session only')]);
+      await storage.append(kept, [{ type: 'kept' }], [shared]);
+      await storage.delete(doomed);
+      assert.deepEqual(asBuffer(await storage.getBlob(kept, shared.hash)), shared.bytes);
+      assert.deepEqual(await storage.hasBlobs(kept, [shared.hash]), new Set([shared.hash]));
+    }));
+
+  if (reopen !== undefined) {
+    it('a second adapter over the same store reads the blobs the first stored', () =>
+      withStorage(async (storage) => {
+        const key = newKey();
+        const blob = blobOf(binaryBytes(5000));
+        await storage.append(key, [{ type: 'with-blob' }], [blob]);
+        const other = await reopen(storage);
+        try {
+          assert.deepEqual(asBuffer(await other.getBlob(key, blob.hash)), blob.bytes);
+        } finally {
+          await other.close?.();
+        }
+      }));
+  }
+}
