@@ -1,0 +1,108 @@
+import type { PoolClient } from 'pg';
+import { RewindableError, RewindableErrorCode } from '../../errors.js';
+
+/** The version of the table layout below; stored in the meta table so a later release can migrate. */
+export const schemaVersion = 1;
+
+/** Quoted, optionally schema-qualified names of the adapter's tables. */
+export interface PostgresTables {
+  readonly schema: string | undefined;
+  readonly prefix: string;
+  readonly meta: string;
+  readonly sessions: string;
+  readonly entries: string;
+  readonly blobs: string;
+  readonly sessionBlobs: string;
+}
+
+const identifierPattern = /^[a-z_][a-z0-9_]*$/;
+
+export function postgresTables(schema: string | undefined, prefix: string): PostgresTables {
+  for (const [option, value] of [['schema', schema], ['tablePrefix', prefix]] as const) {
+    // Names are spliced into SQL, so only plain lowercase identifiers are accepted.
+    if (value !== undefined && !identifierPattern.test(value) && !(option === 'tablePrefix' && value === '')) {
+      throw new RewindableError(
+        RewindableErrorCode.INVALID_OPTIONS,
+        `Invalid PostgreSQL ${option} ${JSON.stringify(value)}: use lowercase letters, digits and underscores, starting with a letter or underscore.`,
+      );
+    }
+  }
+  const name = (table: string) => (schema === undefined ? `"${prefix}${table}"` : `"${schema}"."${prefix}${table}"`);
+  return {
+    schema,
+    prefix,
+    meta: name('meta'),
+    sessions: name('sessions'),
+    entries: name('entries'),
+    blobs: name('blobs'),
+    sessionBlobs: name('session_blobs'),
+  };
+}
+
+/**
+ * Creates the tables if they do not exist. Runs in one transaction under an
+ * advisory lock: `CREATE TABLE IF NOT EXISTS` from two processes at once can
+ * still collide on the catalog.
+ *
+ *   sessions       one row per session: entry count (the next sequence number), log bytes, times
+ *   entries        the log: (session, sequence) -> entry, with the id of the append that wrote it
+ *   blobs          content-addressed backups: hash -> bytea, shared by every session
+ *   session_blobs  which session holds which blob (delete frees exactly the unshared ones)
+ */
+export async function createTables(client: PoolClient, tables: PostgresTables): Promise<void> {
+  const { prefix } = tables;
+  await client.query('BEGIN');
+  try {
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`rewindable schema ${tables.schema ?? ''}.${prefix}`]);
+    if (tables.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS "${tables.schema}"`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${tables.meta} (name text PRIMARY KEY, value text NOT NULL)`);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.sessions} (
+        project_key text NOT NULL,
+        session_id text NOT NULL,
+        entry_count bigint NOT NULL,
+        log_bytes bigint NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (project_key, session_id)
+      )`);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.entries} (
+        project_key text NOT NULL,
+        session_id text NOT NULL,
+        sequence bigint NOT NULL,
+        batch_id uuid NOT NULL,
+        entry json NOT NULL,
+        PRIMARY KEY (project_key, session_id, sequence)
+      )`);
+    await client.query(`CREATE INDEX IF NOT EXISTS "${prefix}entries_batch" ON ${tables.entries} (project_key, session_id, batch_id)`);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.blobs} (
+        hash text PRIMARY KEY,
+        bytes bytea NOT NULL,
+        size integer NOT NULL,
+        used_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.sessionBlobs} (
+        project_key text NOT NULL,
+        session_id text NOT NULL,
+        hash text NOT NULL,
+        PRIMARY KEY (project_key, session_id, hash)
+      )`);
+    await client.query(`CREATE INDEX IF NOT EXISTS "${prefix}session_blobs_hash" ON ${tables.sessionBlobs} (hash)`);
+    await client.query(`INSERT INTO ${tables.meta} (name, value) VALUES ('schemaVersion', $1) ON CONFLICT (name) DO NOTHING`, [String(schemaVersion)]);
+    const stored = await client.query<{ value: string }>(`SELECT value FROM ${tables.meta} WHERE name = 'schemaVersion'`);
+    const version = Number(stored.rows[0]?.value);
+    if (version > schemaVersion) {
+      throw new RewindableError(
+        RewindableErrorCode.STORE_IO,
+        `The rewindable tables in PostgreSQL (${tables.sessions} ...) have layout version ${version}, newer than this release understands (${schemaVersion}). Upgrade rewindable.`,
+      );
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
