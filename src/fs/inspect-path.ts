@@ -106,6 +106,7 @@ function readToEnd(fd: number, expected: number, maxBytes: number): Buffer | und
 /**
  * For a path whose parent directory is gone: every ancestor that still exists
  * must be a real directory at its own path. Returns why not, or undefined.
+ * An I/O error is thrown rather than reported as a changed parent.
  */
 export function checkMissingParent(directory: string): string | undefined {
   for (let current = directory; ; current = path.dirname(current)) {
@@ -113,15 +114,18 @@ export function checkMissingParent(directory: string): string | undefined {
     try {
       stat = fs.lstatSync(current);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && path.dirname(current) !== current) continue;
-      return `cannot inspect ${current}`;
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code === 'ENOENT' || code === 'ENOTDIR') && path.dirname(current) !== current) continue;
+      throw error;
     }
     if (stat.isSymbolicLink()) return `${current} is now a symbolic link`;
     if (!stat.isDirectory()) return `${current} is not a directory`;
     try {
       return fs.realpathSync.native(current) === current ? undefined : `${current} no longer resolves to itself`;
-    } catch {
-      return `cannot resolve ${current}`;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return `${current} changed while it was checked`;
+      throw error;
     }
   }
 }

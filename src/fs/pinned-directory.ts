@@ -38,13 +38,18 @@ export class PinnedDirectory {
       throw error;
     }
     const pinned = new PinnedDirectory(directory, fd);
-    if (!fs.fstatSync(fd).isDirectory()) {
+    try {
+      if (!fs.fstatSync(fd).isDirectory()) {
+        pinned.close();
+        return 'not-directory';
+      }
+      if (!pinned.isStillAtPath()) {
+        pinned.close();
+        return 'moved';
+      }
+    } catch (error) {
       pinned.close();
-      return 'not-directory';
-    }
-    if (!pinned.isStillAtPath()) {
-      pinned.close();
-      return 'moved';
+      throw error;
     }
     return pinned;
   }
@@ -54,7 +59,12 @@ export class PinnedDirectory {
     return procFd ? `/proc/self/fd/${this.fd}/${name}` : path.join(this.path, name);
   }
 
-  /** True while the opened directory is still the one at its path (no link on the way, not moved or deleted). */
+  /**
+   * True while the opened directory is still the one at its path (no link on
+   * the way, not moved or deleted). An I/O error is thrown, not taken for a
+   * move: recording a path as behind a moved directory because a read failed
+   * once would cost it its backup at that checkpoint.
+   */
   isStillAtPath(): boolean {
     try {
       const actual = procFd ? fs.readlinkSync(`/proc/self/fd/${this.fd}`) : fs.realpathSync.native(this.path);
@@ -63,8 +73,9 @@ export class PinnedDirectory {
       const opened = fs.fstatSync(this.fd);
       const current = fs.lstatSync(this.path);
       return opened.ino === current.ino && opened.dev === current.dev;
-    } catch {
-      return false;
+    } catch (error) {
+      if (isGoneOrRedirected(error)) return false;
+      throw error;
     }
   }
 
@@ -74,9 +85,20 @@ export class PinnedDirectory {
   }
 
   close(): void {
-    if (this.fd >= 0) fs.closeSync(this.fd);
+    const fd = this.fd;
     this.fd = -1;
+    try {
+      if (fd >= 0) fs.closeSync(fd);
+    } catch {
+      // A read-only directory handle holds no data to lose; its close failing must not hide the error being thrown.
+    }
   }
+}
+
+/** Errors that mean the path no longer leads to the directory, as opposed to a failed read. */
+function isGoneOrRedirected(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP';
 }
 
 function isLink(target: string): boolean {

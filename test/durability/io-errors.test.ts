@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CheckpointManager } from '../../src/index.js';
+import { errnoError, instrumentFs, type CallName } from './helpers/fs-instrument.js';
+import { createSandbox, type Sandbox } from './helpers/sandbox.js';
+
+/**
+ * Targeted cases the fault-injection sweep found, each on its own so a
+ * regression names itself: an I/O error is an error, never a safety verdict,
+ * and a failed step never leaves the session promising what it cannot keep.
+ */
+
+const first = '00000000-0000-4000-8000-0000000000a1';
+const second = '00000000-0000-4000-8000-0000000000a2';
+const sandboxes: Sandbox[] = [];
+afterEach(() => {
+  while (sandboxes.length > 0) sandboxes.pop()!.dispose();
+});
+
+async function twoFileSession() {
+  const sandbox = createSandbox();
+  sandboxes.push(sandbox);
+  sandbox.writeFiles({ 'a.txt': 'a original\n', 'b.txt': 'b original\n' });
+  const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'full' });
+  await manager.checkpoint(first);
+  await manager.trackEdit('a.txt');
+  await manager.trackEdit('b.txt');
+  sandbox.writeFiles({ 'a.txt': 'a edited\n', 'b.txt': 'b edited\n' });
+  return { sandbox, manager };
+}
+
+/** Runs `work` while the `nth` call to `call` fails with `code` (once). */
+async function withFailure<T>(call: CallName, nth: number, code: 'EIO' | 'ENOSPC' | 'EACCES', work: () => Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  let seen = 0;
+  const restore = instrumentFs([call], (name) => {
+    seen += 1;
+    return seen === nth ? errnoError(code, name) : undefined;
+  });
+  try {
+    return { value: await work() };
+  } catch (error) {
+    return { error };
+  } finally {
+    restore();
+  }
+}
+
+describe('I/O errors are errors, never safety verdicts', () => {
+  it('a checkpoint that meets an I/O error while checking a directory never records the file as behind a moved directory', async () => {
+    const { sandbox, manager } = await twoFileSession();
+    // readlink of the pinned directory is how its identity is checked on Linux.
+    const attempt = await withFailure('readlinkSync', 1, 'EIO', () => manager.checkpoint(second));
+    if (attempt.error !== undefined) await manager.checkpoint(second); // failed loudly: the caller retries
+    sandbox.writeFiles({ 'a.txt': 'a after the checkpoint\n' });
+
+    const result = await manager.rewindFiles(second);
+
+    expect(result.skipped).toEqual([]);
+    expect(fs.readFileSync(`${sandbox.root}/a.txt`, 'utf8')).toBe('a edited\n');
+    await manager.close();
+  });
+});
