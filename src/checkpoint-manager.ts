@@ -3,6 +3,8 @@ import { RewindableError, RewindableErrorCode } from './errors.js';
 import { assertUuid, canonicalLocation, canonicalPath, encodeProjectKey, isUuid, type PathScope } from './paths.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import type { RewindFilesResult } from './rewind/result.js';
+import { resolveCapture, type ResolvedCapture } from './capture/capture-options.js';
+import { checkpointWithScan, compareSnapshots, snapshotScope, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
 import { forkRecords } from './conversation/fork-records.js';
 import { messageRecordFor, type RecordMessageInput } from './conversation/record-message.js';
 import type { RewindOptions, RewindResult, RewindScope } from './conversation/rewind-result.js';
@@ -96,6 +98,8 @@ export class CheckpointManager {
   private readonly opening: Promise<Session | undefined>;
   private closed = false;
   private boundTools: ManagerTools | undefined;
+  private readonly captureScope: ResolvedCapture | undefined;
+  private lastScanReport: ScanReport | undefined;
 
   /**
    * Validates the options at once (a missing `cwd` or a malformed id throws
@@ -114,6 +118,7 @@ export class CheckpointManager {
       extraRoots: this.options.extraRoots,
       storeDirectory: storeDirectoryOf(this.storage),
     };
+    this.captureScope = resolveCapture(this.options.capture, this.options.root, this.scope.storeDirectory);
     this.opening = this.openSession();
     this.opening.catch(() => {}); // surfaced by the first call, never as an unhandled rejection
   }
@@ -214,10 +219,70 @@ export class CheckpointManager {
     const session = await this.writableSession('checkpoint()');
     if (session === undefined) return id;
     return this.queue.run(async () => {
+      if (this.captureScope !== undefined) {
+        this.lastScanReport = await checkpointWithScan(session, id, this.captureScope, this.leftOutByLastScan());
+        return id;
+      }
       const checkpoint = await session.prepareCheckpoint(id);
       if (checkpoint.records.length > 0) await session.append(checkpoint.records, checkpoint.blobs);
       return id;
     });
+  }
+
+  /**
+   * What the capture scope's scan at the latest `checkpoint()` found: files
+   * created, modified and deleted since the previous one, and the files it
+   * left out (ignored, over the size cap). Undefined without a capture scope.
+   */
+  get lastScan(): ScanReport | undefined {
+    return this.lastScanReport;
+  }
+
+  /**
+   * Runs one command (a shell tool) and reports what it changed in the
+   * capture scope (the default scope when none is configured). Files it
+   * creates are backed up as "absent" in the current checkpoint, so rewinding
+   * to it deletes them; files it modifies or deletes are restored from the
+   * checkpoint's backups. The command's own result (or error) is passed
+   * through; the changes are recorded in the session log either way.
+   *
+   * @example
+   * const { result, changes } = await manager.captureChanges(() => exec('npm run format'), { label: 'npm run format' });
+   */
+  async captureChanges<T>(command: () => T | Promise<T>, options: { label?: string } = {}): Promise<{ result: T; changes: CommandChanges }> {
+    const session = await this.writableSession('captureChanges()');
+    if (session === undefined) return { result: await command(), changes: { created: [], modified: [], deleted: [], overCap: [] } };
+    const capture = this.captureScope ?? resolveCapture(true, this.options.root, this.scope.storeDirectory)!;
+    const before = await this.queue.run(async () => {
+      if (session.state.latestCheckpoint === undefined) {
+        throw new RewindableError(RewindableErrorCode.NO_CHECKPOINT, 'captureChanges() was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.');
+      }
+      return snapshotScope(session, capture, this.leftOutByLastScan());
+    });
+    let outcome: { ok: true; result: T } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, result: await command() };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const changes = await this.queue.run(async () => {
+      const after = await snapshotScope(session, capture, this.leftOutByLastScan());
+      const found = compareSnapshots(before, after);
+      await session.append([
+        {
+          type: 'capture',
+          ...(options.label !== undefined ? { label: options.label } : {}),
+          created: found.created.map((file) => session.storedPath(file)),
+          modified: found.modified.map((file) => session.storedPath(file)),
+          deleted: found.deleted.map((file) => session.storedPath(file)),
+          scanStartedAtNs: after.startedAtNs.toString(),
+          at: now(),
+        },
+      ]);
+      return found;
+    });
+    if (!outcome.ok) throw outcome.error;
+    return { result: outcome.result, changes };
   }
 
   /**
@@ -480,6 +545,11 @@ export class CheckpointManager {
       throw new RewindableError(RewindableErrorCode.CLOSED, `The CheckpointManager of session ${this.sessionId} is closed; create a new one with resume to continue.`);
     }
     return this.opening;
+  }
+
+  /** Files the last scan found but did not back up (over the cap): not "created" if they show up later. */
+  private leftOutByLastScan(): Set<string> {
+    return new Set(this.lastScanReport?.overCap.map((entry) => entry.path));
   }
 
   /** The file rewind, run inside the queue. */

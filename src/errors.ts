@@ -51,6 +51,8 @@ export const RewindableErrorCode = {
   LOG_CORRUPT: 'LOG_CORRUPT',
   /** Reading or writing the store failed (disk full, permissions, I/O error). */
   STORE_IO: 'STORE_IO',
+  /** Scanning the capture scope failed (an unreadable directory ...). */
+  CAPTURE_FAILED: 'CAPTURE_FAILED',
   /** A real rewind could not be completed; files were rolled back. */
   REWIND_FAILED: 'REWIND_FAILED',
   /** A write was attempted through a manager opened with `readOnly: true`. */

@@ -26,3 +26,5 @@ export { cleanup } from './store/cleanup.js';
 export type { CleanupOptions, CleanupResult } from './store/cleanup.js';
 export type { DiffOptions, FileDiff } from './rewind/diff.js';
 export type { ManagerTools } from './tools/index.js';
+export type { CaptureOptions } from './capture/capture-options.js';
+export type { CommandChanges, ScanReport } from './capture/capture-scan.js';

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { RewindableError, RewindableErrorCode } from './errors.js';
 import { assertUuid } from './paths.js';
+import type { CaptureOptions } from './capture/capture-options.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
 
 export interface CheckpointManagerOptions {
@@ -49,6 +50,15 @@ export interface CheckpointManagerOptions {
   /** Directories outside `cwd` whose files may be tracked too. */
   extraRoots?: string[];
   /**
+   * Also capture changes made outside the tracked tools (shell commands,
+   * formatters, the user): at every checkpoint the scope is scanned, and every
+   * file created, modified or deleted since the previous scan is backed up.
+   * `true` uses the defaults (the whole project minus `.git`, `node_modules`,
+   * the store and `.gitignore`d files).
+   * @default false
+   */
+  capture?: CaptureOptions | boolean;
+  /**
    * Largest file that is backed up, in bytes. Tracking a larger file fails
    * with `FILE_TOO_LARGE`.
    * @default 67108864 (64 MiB)
@@ -69,6 +79,7 @@ const optionsSchema = z.object({
   enabled: z.boolean().optional(),
   durability: z.enum(['full', 'none']).optional(),
   extraRoots: z.array(z.string().min(1)).optional(),
+  capture: z.union([z.boolean(), z.object({}).passthrough()]).optional(),
   maxFileBytes: z.number().int().positive().optional(),
 });
 
@@ -83,6 +94,7 @@ export interface ResolvedOptions {
   enabled: boolean;
   durability: 'full' | 'none';
   extraRoots: string[];
+  capture: CaptureOptions | boolean | undefined;
   maxFileBytes: number;
 }
 
@@ -118,6 +130,7 @@ export function resolveOptions(options: CheckpointManagerOptions): ResolvedOptio
     enabled: value.enabled ?? true,
     durability: value.durability ?? 'full',
     extraRoots: (value.extraRoots ?? []).map((extra) => realDirectory(path.resolve(givenRoot, extra), 'extraRoots')),
+    capture: value.capture as CaptureOptions | boolean | undefined,
     maxFileBytes: value.maxFileBytes ?? 64 * 1024 * 1024,
   };
 }

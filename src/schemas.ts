@@ -65,6 +65,8 @@ export const checkpointRecordSchema = z.object({
   reason: z.enum(['message', 'pre-rewind']),
   /** True when the latest checkpoint was refreshed in place (`checkpoint(latestId)` again). */
   refresh: z.boolean().optional(),
+  /** When the capture scope scan for this checkpoint started (ns since epoch); absent without a capture scope. */
+  scanStartedAtNs: z.string().optional(),
   /** Tracked paths whose state changed since the previous checkpoint. */
   files: z.array(z.object({ path: storedPath, state: fileStateSchema, observed: observationSchema.optional() })),
 });
@@ -76,6 +78,8 @@ export const trackRecordSchema = z.object({
   path: storedPath,
   state: fileStateSchema,
   observed: observationSchema.optional(),
+  /** `scan`: found by the capture scope rather than named by a tool. */
+  source: z.enum(['tool', 'scan']).optional(),
   at: isoTime,
 });
 
@@ -149,6 +153,18 @@ export const projectMovedRecordSchema = z.object({
   at: isoTime,
 });
 
+/** What one captured command (a shell tool) created, modified and deleted in the capture scope. */
+export const captureRecordSchema = z.object({
+  type: z.literal('capture'),
+  label: z.string().optional(),
+  created: z.array(storedPath),
+  modified: z.array(storedPath),
+  deleted: z.array(storedPath),
+  /** When the scan after the command started (ns since epoch). */
+  scanStartedAtNs: z.string(),
+  at: isoTime,
+});
+
 /**
  * Voids the record just before it. Written when a session is reopened and its
  * last record names a backup that did not survive a crash: that record was
@@ -172,6 +188,7 @@ export const logRecordSchema = z.discriminatedUnion('type', [
   messageRecordSchema,
   conversationRewindRecordSchema,
   projectMovedRecordSchema,
+  captureRecordSchema,
 ]);
 
 export type SessionStartRecord = z.infer<typeof sessionStartRecordSchema>;
@@ -184,6 +201,7 @@ export type DiscardRecord = z.infer<typeof discardRecordSchema>;
 export type MessageRecord = z.infer<typeof messageRecordSchema>;
 export type ConversationRewindRecord = z.infer<typeof conversationRewindRecordSchema>;
 export type ProjectMovedRecord = z.infer<typeof projectMovedRecordSchema>;
+export type CaptureRecord = z.infer<typeof captureRecordSchema>;
 export type LogRecord = z.infer<typeof logRecordSchema>;
 
 export const knownRecordTypes: ReadonlySet<string> = new Set(logRecordSchema.options.map((option) => option.shape.type.value));

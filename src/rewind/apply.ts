@@ -67,8 +67,12 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
   return outcome;
 }
 
-/** The change that undoes `change` (used to roll back). */
-export function inverseOf(change: PlannedChange): PlannedChange {
+/**
+ * The change that undoes `change` (used to roll back), or undefined when it
+ * cannot be undone: a link that was removed is never recreated.
+ */
+export function inverseOf(change: PlannedChange): PlannedChange | undefined {
+  if (change.current.kind === 'symlink') return undefined;
   const inverse: Record<RewindAction, RewindAction> = { restore: 'restore', chmod: 'chmod', recreate: 'delete', delete: 'recreate' };
   return { ...change, action: inverse[change.action], target: change.current, current: change.target };
 }
@@ -136,7 +140,7 @@ function stillAsPlanned(context: ApplyContext, directory: PinnedDirectory, name:
   });
   switch (inspection.kind) {
     case 'symlink':
-      return 'symlink';
+      return change.current.kind === 'symlink' ? true : 'symlink';
     case 'not-regular':
       return 'not-regular';
     case 'absent':

@@ -41,6 +41,8 @@ export interface SkippedPath {
 }
 
 export type TargetState = { kind: 'absent' } | RegularFileState;
+/** What may be replaced: a regular file or nothing, or, for paths of the capture scope, a link (removed, never followed). */
+export type CurrentState = TargetState | { kind: 'symlink' };
 
 export interface PlannedChange {
   path: string;
@@ -48,7 +50,7 @@ export interface PlannedChange {
   action: RewindAction;
   target: TargetState;
   /** What the plan saw on disk; the write is made only while this still holds. */
-  current: TargetState;
+  current: CurrentState;
   insertions: number;
   deletions: number;
   binary: boolean;
@@ -100,11 +102,11 @@ interface PathOutcome {
 async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number): Promise<PathOutcome> {
   const target = context.state.versionAt(tracked, targetIndex).state;
   let observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed' });
-  let action = actionFor(observation.state, target);
+  let action = actionFor(observation.state, target, tracked);
   // The diff and the backup need the current bytes, which a matching stat signature let us skip.
   if (observation.content === undefined && observation.state.kind === 'file' && action !== undefined && action !== 'chmod') {
     observation = observePath(tracked.path, undefined, { maxBytes: context.maxFileBytes, read: 'always' });
-    action = actionFor(observation.state, target);
+    action = actionFor(observation.state, target, tracked);
   }
   if (context.onContent !== undefined) await context.onContent(tracked, observation);
   const content = observation.content;
@@ -114,11 +116,11 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
     skipped: { path: tracked.path, reason, message: `${tracked.path} was left alone: ${detail}.` },
   });
 
-  const refusal = refuseCurrent(observation);
+  const refusal = refuseCurrent(observation, tracked);
   if (refusal !== undefined) return skip(refusal.reason, refusal.message);
   if (target.kind !== 'file' && target.kind !== 'absent') return skip('target-not-restorable', describeUnrestorable(target));
   if (action === undefined) return { observation };
-  const current = observation.state as TargetState;
+  const current = observation.state as CurrentState;
 
   let targetBytes: Buffer | undefined;
   if (target.kind === 'file') {
@@ -126,7 +128,7 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
     if (!read.ok) return skip('backup-unreadable', read.reason);
     targetBytes = read.bytes;
   }
-  const conflict = tracked.lastWrite !== undefined && !sameState(current, tracked.lastWrite.state);
+  const conflict = tracked.lastWrite !== undefined && !sameState(observation.state, tracked.lastWrite.state);
   if (conflict && context.skipConflicts) return skip('conflict', 'it changed since the tracked tools last wrote it, and conflicts are skipped');
   const stats = action === 'chmod' ? undefined : lineStats(content, targetBytes);
   return {
@@ -147,7 +149,12 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
 }
 
 /** What turns `current` into `target`, or undefined when nothing needs doing (or nothing may be done). */
-function actionFor(current: FileState, target: FileState): RewindAction | undefined {
+function actionFor(current: FileState, target: FileState, tracked: TrackedPath): RewindAction | undefined {
+  // A shell replaced a captured file by a link: the link is removed or replaced (rename never follows it).
+  if (current.kind === 'symlink' && tracked.captured === true) {
+    if (target.kind === 'absent') return 'delete';
+    if (target.kind === 'file') return 'recreate';
+  }
   if (current.kind !== 'file' && current.kind !== 'absent') return undefined;
   if (target.kind !== 'file' && target.kind !== 'absent') return undefined;
   if (sameState(current, target)) return undefined;
@@ -156,11 +163,17 @@ function actionFor(current: FileState, target: FileState): RewindAction | undefi
   return current.sha256 === target.sha256 ? 'chmod' : 'restore';
 }
 
-/** SPEC 5.4: what is on disk now may not be written through or over. */
-function refuseCurrent(observation: ObservedPath): { reason: SkipReason; message: string } | undefined {
+/**
+ * SPEC 5.4: what is on disk now may not be written through or over. One
+ * exception, from the capture issue: in the capture scope, a link that
+ * replaced a file is itself replaced (never followed), since undoing shell
+ * changes is the point of capturing them.
+ */
+function refuseCurrent(observation: ObservedPath, tracked: TrackedPath): { reason: SkipReason; message: string } | undefined {
   const state = observation.state;
   switch (state.kind) {
     case 'symlink':
+      if (tracked.captured === true) return undefined;
       return { reason: 'symlink', message: 'it is now a symbolic link; links are never written through' };
     case 'not-regular':
       return { reason: 'not-regular', message: `it is now a ${state.fileType}, not a regular file` };

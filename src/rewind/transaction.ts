@@ -25,20 +25,22 @@ import { summarize, type RewindFilesResult } from './result.js';
  */
 export async function runRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
   const batch = session.newBlobBatch();
-  const plan = await planRewind(
-    {
-      ...planContext(session, skipConflicts),
-      onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
-    },
-    target.index,
-  );
-
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
-  for (const { tracked, observation } of plan.observations) {
-    const entry = await session.noteObservation(tracked, observation, batch);
-    if (entry !== undefined) undoFiles.push(entry);
-  }
+  const plan = await beforeAnyChange(`The rewind to message ${target.id}`, async () => {
+    const planned = await planRewind(
+      {
+        ...planContext(session, skipConflicts),
+        onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
+      },
+      target.index,
+    );
+    for (const { tracked, observation } of planned.observations) {
+      const entry = await session.noteObservation(tracked, observation, batch);
+      if (entry !== undefined) undoFiles.push(entry);
+    }
+    return planned;
+  });
   const rewindId = randomUUID();
   await session.append(
     [
@@ -77,7 +79,7 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
 }
 
 export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
-  const plan: RewindPlan = await planRewind(planContext(session, skipConflicts), target.index);
+  const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, () => planRewind(planContext(session, skipConflicts), target.index));
   return summarize(plan.changes, plan.skipped, true);
 }
 
@@ -92,7 +94,9 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
   if (undo === undefined) return;
   const planned = new Set(begin.plan.map((entry) => entry.path));
-  const plan = await planRewind({ ...planContext(session, false), only: planned }, undo.index);
+  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () =>
+    planRewind({ ...planContext(session, false), only: planned }, undo.index),
+  );
   const outcome = await applyChanges(applyContext(session), plan.changes);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
@@ -114,7 +118,7 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
 async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, error: string): Promise<void> {
   const undo = await applyChanges(
     applyContext(session),
-    outcome.applied.map((applied) => inverseOf(applied.change)).reverse(),
+    outcome.applied.flatMap((applied) => inverseOf(applied.change) ?? []).reverse(),
   );
   noteWritten(undo);
   if (undo.failure !== undefined) {
@@ -132,6 +136,23 @@ async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcom
     false,
   );
   await session.append([endRecord(session, rewindId, 'rolled-back', result, error)]);
+}
+
+/**
+ * Runs the part of a rewind that only reads (the plan, the pre-rewind
+ * backups): a failure there changed no file, and says so in a typed error.
+ */
+async function beforeAnyChange<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (RewindableError.isInstance(error)) throw error;
+    throw new RewindableError(
+      RewindableErrorCode.REWIND_FAILED,
+      `${what} failed before changing any file: ${describeFailure({ error })}. Nothing was changed; fix the cause and try again.`,
+      { cause: error },
+    );
+  }
 }
 
 function planContext(session: Session, skipConflicts: boolean): PlanContext {

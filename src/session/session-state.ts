@@ -42,6 +42,8 @@ export interface TrackedPath {
    * then; a file whose signature still matches need not be read again.
    */
   lastSeen?: { state: RegularFileState; observed: Observation } | undefined;
+  /** Found by the capture scope (shell changes) rather than named by a tool. */
+  captured?: boolean;
 }
 
 export class SessionState {
@@ -63,6 +65,8 @@ export class SessionState {
   }
 
   private movedTo: string | undefined;
+  /** When the last scan of the capture scope started (ns since epoch). */
+  lastScanStartedAtNs: bigint | undefined;
 
   get latestCheckpoint(): CheckpointInfo | undefined {
     return this.checkpoints.at(-1);
@@ -81,13 +85,19 @@ export class SessionState {
           this.checkpointsById.set(record.id, checkpoint);
         }
         for (const file of record.files) this.recordVersion(file.path, checkpoint.index, file.state, file.observed);
+        if (record.scanStartedAtNs !== undefined) this.lastScanStartedAtNs = BigInt(record.scanStartedAtNs);
         return;
       }
       case 'track': {
         const checkpoint = this.checkpointsById.get(record.checkpointId);
-        if (checkpoint !== undefined) this.recordVersion(record.path, checkpoint.index, record.state, record.observed);
+        if (checkpoint === undefined) return;
+        this.recordVersion(record.path, checkpoint.index, record.state, record.observed);
+        if (record.source === 'scan') this.paths.get(fromStoredPath(record.path, this.root))!.captured = true;
         return;
       }
+      case 'capture':
+        this.lastScanStartedAtNs = BigInt(record.scanStartedAtNs);
+        return;
       case 'write': {
         const tracked = this.paths.get(fromStoredPath(record.path, this.root));
         // Not `lastSeen`: what a tool wrote is known by hash only, its bytes are not stored.

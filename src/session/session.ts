@@ -1,6 +1,8 @@
+import type fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { sweepTemporaryFiles } from '../fs/atomic-write.js';
+import { isUnchangedSince } from '../fs/stat-signature.js';
 import { encodeProjectKey, toStoredPath } from '../paths.js';
 import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
 import { BlobBatch } from '../store/blob-batch.js';
@@ -165,7 +167,7 @@ export class Session {
    * Empty when `id` is the latest checkpoint and nothing changed (a refresh
    * with nothing to refresh).
    */
-  async prepareCheckpoint(id: string): Promise<{ records: LogRecord[]; blobs: BlobWrite[] }> {
+  async prepareCheckpoint(id: string, scan?: { startedAtNs: bigint; stats: ReadonlyMap<string, fs.BigIntStats> }): Promise<{ records: LogRecord[]; blobs: BlobWrite[] }> {
     const existing = this.state.checkpointsById.get(id);
     if (existing !== undefined && existing !== this.state.latestCheckpoint) {
       throw new RewindableError(
@@ -176,21 +178,40 @@ export class Session {
     const batch = this.newBlobBatch();
     const files: CheckpointRecord['files'] = [];
     for (const tracked of this.state.paths.values()) {
+      // A scan just lstat'ed the scope: a file whose signature still matches need not be looked at again.
+      const scanned = scan?.stats.get(tracked.path);
+      if (scanned !== undefined && tracked.lastSeen !== undefined && isUnchangedSince(tracked.lastSeen.observed, scanned) && sameState(tracked.lastSeen.state, this.state.latestVersion(tracked).state)) continue;
       const observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: this.maxFileBytes, read: 'if-changed' });
       const entry = await this.noteObservation(tracked, observation, batch);
       if (entry !== undefined) files.push(entry);
     }
-    if (existing !== undefined && files.length === 0) return { records: [], blobs: [] };
-    const record: CheckpointRecord = { type: 'checkpoint', id, createdAt: now(), reason: 'message', ...(existing !== undefined ? { refresh: true } : {}), files };
+    if (existing !== undefined && files.length === 0 && scan === undefined) return { records: [], blobs: [] };
+    const record: CheckpointRecord = {
+      type: 'checkpoint',
+      id,
+      createdAt: now(),
+      reason: 'message',
+      ...(existing !== undefined ? { refresh: true } : {}),
+      ...(scan !== undefined ? { scanStartedAtNs: scan.startedAtNs.toString() } : {}),
+      files,
+    };
     return { records: [record], blobs: batch.take() };
   }
 
-  /** Queues the observed bytes for storage unless the store has them. */
-  async queueBackup(observation: ObservedPath, batch: BlobBatch, previous?: FileState): Promise<void> {
+  /**
+   * Queues the observed bytes for storage unless the store has them.
+   * `compress` marks bulk backups (a first scan) worth compressing.
+   */
+  async queueBackup(observation: ObservedPath, batch: BlobBatch, previous?: FileState, compress = false): Promise<void> {
     const state = observation.state;
     if (state.kind !== 'file' || this.storedBlobs.has(state.sha256) || batch.has(state.sha256)) return;
     if (observation.content === undefined) throw new Error(`internal: no bytes read for ${state.sha256}`);
-    await batch.add({ hash: state.sha256, bytes: observation.content, ...(previous?.kind === 'file' ? { similarTo: previous.sha256 } : {}) });
+    await batch.add({
+      hash: state.sha256,
+      bytes: observation.content,
+      ...(previous?.kind === 'file' ? { similarTo: previous.sha256 } : {}),
+      ...(compress ? { compress: true } : {}),
+    });
   }
 
   storedPath(absolute: string): string {

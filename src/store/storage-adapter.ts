@@ -40,6 +40,11 @@ export interface BlobWrite {
    * version of the same file). Adapters may store a delta against it.
    */
   readonly similarTo?: string;
+  /**
+   * Part of a bulk backup (a capture scope's first scan): worth compressing
+   * even at some cost in time. Adapters may ignore it.
+   */
+  readonly compress?: boolean;
 }
 
 export interface AppendOptions {

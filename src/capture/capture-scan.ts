@@ -1,0 +1,121 @@
+import { statSignature, wallClockNs } from '../fs/stat-signature.js';
+import { fromStoredPath } from '../paths.js';
+import type { LogRecord } from '../schemas.js';
+import type { Session } from '../session/session.js';
+import type { ResolvedCapture } from './capture-options.js';
+import { trackNewFiles } from './track-new-files.js';
+import { walkScope } from './walk-scope.js';
+
+/** What a scan of the capture scope found. Paths are absolute. */
+export interface ScanReport {
+  /** Files in scope (after exclusions). */
+  scanned: number;
+  /** Files backed up for the first time because they were already there (the first scan, or no longer excluded). */
+  firstBackups: number;
+  /** Created, modified and deleted since the previous checkpoint, by anyone. */
+  created: string[];
+  modified: string[];
+  deleted: string[];
+  /** Files the walk found that `.gitignore` rules leave out. Never backed up. */
+  ignored: string[];
+  /** Files over the capture size cap: not backed up, so a rewind cannot restore them. */
+  overCap: Array<{ path: string; size: number }>;
+  /** Exclude globs in force, including directories the root `.gitignore` prunes. */
+  excludePatterns: string[];
+}
+
+/** What one command changed in the capture scope. Paths are absolute. */
+export interface CommandChanges {
+  created: string[];
+  modified: string[];
+  deleted: string[];
+  overCap: Array<{ path: string; size: number }>;
+}
+
+/**
+ * A checkpoint with a capture scope: scan, back up files that appeared
+ * (created during the turn: "absent"; there before: their content), then take
+ * the checkpoint, reusing the scan's stat of every file to skip unchanged ones.
+ */
+export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScanReport> {
+  const startedAtNs = wallClockNs();
+  const walk = walkScope(session.root, capture);
+  const batch = session.newBlobBatch();
+  const fresh = await trackNewFiles(session, walk.entries, {
+    scannedBefore: session.state.lastScanStartedAtNs !== undefined,
+    leftOutBefore,
+    createdDuring: session.state.latestCheckpoint?.id,
+    existingAt: id,
+    maxFileBytes: capture.maxFileBytes,
+    batch,
+  });
+  // "Absent" backups belong to the previous turn, which exists already; store them first.
+  if (fresh.created.length > 0) await session.append(fresh.created);
+  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats: new Map(walk.entries.map((entry) => [entry.path, entry.stat])) });
+  const report: ScanReport = {
+    scanned: walk.entries.length,
+    firstBackups: fresh.existing.length,
+    created: [],
+    modified: [],
+    deleted: [],
+    ignored: walk.ignored.map((relative) => fromStoredPath(relative, session.root)),
+    overCap: fresh.overCap,
+    excludePatterns: walk.excludePatterns,
+  };
+  for (const record of prepared.records) {
+    if (record.type !== 'checkpoint') continue;
+    for (const file of record.files) {
+      const absolute = fromStoredPath(file.path, session.root);
+      const before = session.state.latestVersion(session.state.paths.get(absolute)!).state.kind;
+      const after = file.state.kind;
+      if (before === 'absent' && after !== 'absent') report.created.push(absolute);
+      else if (before !== 'absent' && after === 'absent') report.deleted.push(absolute);
+      else report.modified.push(absolute);
+    }
+  }
+  await session.append([...prepared.records, ...fresh.existing], [...prepared.blobs, ...batch.take()]);
+  return report;
+}
+
+export interface ScopeSnapshot {
+  startedAtNs: bigint;
+  /** Stat signature of every file in scope. */
+  signatures: Map<string, string>;
+  overCap: Array<{ path: string; size: number }>;
+}
+
+/**
+ * A scan between checkpoints, around one command: files that appeared are
+ * backed up against the current checkpoint (so a rewind deletes what the
+ * command created), and every file's stat signature is kept for comparison.
+ */
+export async function snapshotScope(session: Session, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScopeSnapshot> {
+  const startedAtNs = wallClockNs();
+  const walk = walkScope(session.root, capture);
+  const current = session.state.latestCheckpoint!;
+  const batch = session.newBlobBatch();
+  const fresh = await trackNewFiles(session, walk.entries, {
+    scannedBefore: session.state.lastScanStartedAtNs !== undefined,
+    leftOutBefore,
+    createdDuring: current.id,
+    existingAt: current.id,
+    maxFileBytes: capture.maxFileBytes,
+    batch,
+  });
+  const records: LogRecord[] = [...fresh.created, ...fresh.existing];
+  if (records.length > 0) await session.append(records, batch.take());
+  session.state.lastScanStartedAtNs = startedAtNs;
+  return { startedAtNs, signatures: new Map(walk.entries.map((entry) => [entry.path, statSignature(entry.stat)])), overCap: fresh.overCap };
+}
+
+export function compareSnapshots(before: ScopeSnapshot, after: ScopeSnapshot): CommandChanges {
+  const changes: CommandChanges = { created: [], modified: [], deleted: [], overCap: after.overCap };
+  for (const [file, signature] of after.signatures) {
+    const previous = before.signatures.get(file);
+    if (previous === undefined) changes.created.push(file);
+    else if (previous !== signature) changes.modified.push(file);
+  }
+  for (const file of before.signatures.keys()) if (!after.signatures.has(file)) changes.deleted.push(file);
+  for (const list of [changes.created, changes.modified, changes.deleted]) list.sort();
+  return changes;
+}
