@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CheckpointManager } from '../../src/index.js';
+import { CheckpointManager, RewindableError } from '../../src/index.js';
 import { errnoError, instrumentFs, type CallName } from './helpers/fs-instrument.js';
 import { createSandbox, type Sandbox } from './helpers/sandbox.js';
 
@@ -57,6 +57,20 @@ describe('I/O errors are errors, never safety verdicts', () => {
 
     expect(result.skipped).toEqual([]);
     expect(fs.readFileSync(`${sandbox.root}/a.txt`, 'utf8')).toBe('a edited\n');
+    await manager.close();
+  });
+
+  it('a rewind that meets an I/O error while reading the files fails with a typed error and changes nothing', async () => {
+    const { sandbox, manager } = await twoFileSession();
+    const attempt = await withFailure('readlinkSync', 1, 'EIO', () => manager.rewindFiles(first));
+
+    expect(attempt.value?.skipped ?? [], 'no file is skipped for a parent that did not move').toEqual([]);
+    if (attempt.error !== undefined) {
+      expect(RewindableError.isInstance(attempt.error) && attempt.error.code, String(attempt.error)).toBe('REWIND_FAILED');
+      expect(sandbox.files()).toEqual({ 'a.txt': 'a edited\n', 'b.txt': 'b edited\n' });
+    } else {
+      expect(sandbox.files()).toEqual({ 'a.txt': 'a original\n', 'b.txt': 'b original\n' });
+    }
     await manager.close();
   });
 });
