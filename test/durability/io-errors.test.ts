@@ -74,3 +74,23 @@ describe('I/O errors are errors, never safety verdicts', () => {
     await manager.close();
   });
 });
+
+describe('a failed append is not in the log', () => {
+  it('an append whose flush fails is gone when the session is reopened, as the caller was told', async () => {
+    const { sandbox, manager } = await twoFileSession();
+    sandbox.writeFiles({ 'c.txt': 'c original\n' });
+    // The log is flushed with fdatasync, first of the append's flushes.
+    const attempt = await withFailure('fdatasync', 1, 'EIO', () => manager.trackEdit('c.txt'));
+    expect(RewindableError.isInstance(attempt.error) && attempt.error.code, String(attempt.error)).toBe('STORE_IO');
+    await manager.close();
+
+    const reopened = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, resume: manager.sessionId });
+    const [checkpoint] = await reopened.listCheckpoints();
+    expect(checkpoint!.files.map((file) => file.slice(sandbox.root.length + 1))).toEqual(['a.txt', 'b.txt']);
+    await reopened.trackEdit('c.txt'); // tracked afresh, with a backup that is really there
+    sandbox.writeFiles({ 'c.txt': 'c edited\n' });
+    await reopened.rewindFiles(first);
+    expect(sandbox.files()).toEqual({ 'a.txt': 'a original\n', 'b.txt': 'b original\n', 'c.txt': 'c original\n' });
+    await reopened.close();
+  });
+});

@@ -219,7 +219,17 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         appender.failure = error;
         throw error;
       });
-      await Promise.all([flushing, flushBlobs()]);
+      const [logFlush, blobFlush] = await Promise.allSettled([flushing, flushBlobs()]);
+      const failure = logFlush.status === 'rejected' ? logFlush : blobFlush.status === 'rejected' ? blobFlush : undefined;
+      if (failure === undefined) return;
+      // The caller is told these entries were not stored, so a reopened session must not find
+      // them either (a rewind whose end record failed would otherwise count as complete).
+      try {
+        fs.ftruncateSync(appender.fd, before);
+      } catch {
+        appender.failure ??= failure.reason;
+      }
+      throw failure.reason;
     },
 
     async load(key) {
