@@ -1,0 +1,53 @@
+import type { ExitCode } from './exit-codes.js';
+import type { Output } from './output.js';
+import type { Terminal } from './terminal.js';
+
+export interface OptionDefinition {
+  type: 'string' | 'boolean';
+  short?: string;
+  /** Placeholder of the value in help, e.g. `DIR`. */
+  value?: string;
+  description: string;
+}
+
+/** One `rewindable <name>` command: its help, its arguments, and what it does. */
+export interface Command {
+  name: string;
+  /** One line for the command list. */
+  summary: string;
+  /** Paragraphs shown by `--help` after the usage line. */
+  description: string;
+  /** Required positionals in order, then an optional repeated one (`FILE`). */
+  positionals: { required: string[]; repeated?: string };
+  options: Record<string, OptionDefinition>;
+  /** Shown at the end of `--help`. */
+  examples: string[];
+  run(invocation: Invocation): Promise<ExitCode>;
+}
+
+export interface Invocation {
+  terminal: Terminal;
+  out: Output;
+  positionals: string[];
+  values: Record<string, string | boolean | undefined>;
+  /** `--json`: print one JSON document on stdout. */
+  json: boolean;
+  /** Absolute store directory (`--store`, else REWINDABLE_HOME, else ~/.rewindable). */
+  storeDir: string;
+}
+
+/** Options every command takes. */
+export const commonOptions: Record<string, OptionDefinition> = {
+  store: { type: 'string', value: 'DIR', description: 'Store directory (default: $REWINDABLE_HOME, else ~/.rewindable).' },
+  json: { type: 'boolean', description: 'Print one JSON document on stdout, for scripts.' },
+  help: { type: 'boolean', short: 'h', description: 'Show this help.' },
+};
+
+export function stringValue(invocation: Invocation, name: string): string | undefined {
+  const value = invocation.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function flagValue(invocation: Invocation, name: string): boolean {
+  return invocation.values[name] === true;
+}

@@ -1,0 +1,125 @@
+import path from 'node:path';
+import type { FileChangeDiff, FileDiff } from '../../rewind/diff.js';
+import { flagValue, type Command } from '../command.js';
+import { ExitCode } from '../exit-codes.js';
+import { displayPath, formatBytes, plural } from '../format.js';
+import { withManager } from '../open-manager.js';
+import { diffOutputSchema, type DiffOutput } from '../output-schemas.js';
+import type { Output } from '../output.js';
+import { createProgress } from '../progress.js';
+
+export const diffCommand: Command = {
+  name: 'diff',
+  summary: 'Show what a rewind to a checkpoint would change, as unified diffs',
+  description:
+    'Shows, file by file, what rewinding the session to CHECKPOINT would change: a unified diff from the file ' +
+    'as it is now (a/) to the file at the checkpoint (b/). Lines marked + are what a rewind puts back, lines ' +
+    'marked - what it removes. Binary files, files over 1 MiB and diffs too costly to compute are listed ' +
+    'without a patch; files a rewind would refuse to touch are listed with the reason.\n\n' +
+    'FILE limits the diff to those files (a directory selects the tracked files under it). FILE is relative ' +
+    'to the current directory when it is inside the project, else to the project root. Nothing is written; ' +
+    'the session may be open in another process.',
+  positionals: { required: ['SESSION', 'CHECKPOINT'], repeated: 'FILE' },
+  options: {
+    progress: { type: 'boolean', description: 'Report progress on stderr even when it is not a terminal.' },
+  },
+  examples: ['rewindable diff SESSION CHECKPOINT', 'rewindable diff SESSION CHECKPOINT src/app.ts', 'rewindable diff SESSION CHECKPOINT --json | jq .files[].path'],
+  async run(invocation) {
+    const [sessionId, checkpointId, ...files] = invocation.positionals as [string, string, ...string[]];
+    const progress = createProgress(invocation.terminal, flagValue(invocation, 'progress') || invocation.terminal.stderr.isTTY === true);
+    const output = await withManager(invocation.storeDir, sessionId, { readOnly: true }, async (manager): Promise<DiffOutput> => {
+      const base = isInside(invocation.terminal.cwd, manager.root) ? invocation.terminal.cwd : manager.root;
+      const diffs = await manager
+        .diffFiles(checkpointId, {
+          ...(files.length > 0 ? { paths: files.map((file) => path.resolve(base, file)) } : {}),
+          onProgress: ({ done, total }) => progress.update(`Comparing files: ${done}/${total}`),
+        })
+        .finally(() => progress.done());
+      const changes = diffs.filter((diff): diff is FileChangeDiff => diff.action !== 'skip');
+      return {
+        sessionId,
+        checkpointId,
+        cwd: manager.root,
+        insertions: changes.reduce((sum, diff) => sum + diff.insertions, 0),
+        deletions: changes.reduce((sum, diff) => sum + diff.deletions, 0),
+        files: diffs.map(toOutput),
+      };
+    });
+    if (invocation.json) {
+      invocation.out.json(diffOutputSchema, output);
+      return ExitCode.success;
+    }
+    printDiffs(invocation.out, output);
+    return ExitCode.success;
+  },
+};
+
+function printDiffs(out: Output, output: DiffOutput): void {
+  const style = out.style;
+  const changes = output.files.filter((file) => file.action !== 'skip');
+  const skipped = output.files.filter((file) => file.action === 'skip');
+  if (output.files.length === 0) {
+    out.line(`Nothing to rewind: the files already match checkpoint ${output.checkpointId}.`);
+    return;
+  }
+  for (const file of changes) {
+    const name = displayPath(file.path, output.cwd);
+    if (file.conflict) out.line(style.yellow(`# ${name} changed since the agent last wrote it: a rewind discards that edit`));
+    if (file.patch !== undefined) {
+      for (const line of file.patch.replace(/\n$/, '').split('\n')) out.line(colorPatchLine(out, line));
+      continue;
+    }
+    out.line(style.bold(`diff --git a/${name} b/${name}`));
+    out.line(style.dim(`# no patch: ${whyNoPatch(file)}; a rewind would ${file.action} it (+${file.insertions} -${file.deletions})`));
+  }
+  if (skipped.length > 0) {
+    out.line();
+    out.line(style.bold(`${plural(skipped.length, 'tracked file')} a rewind would leave alone:`));
+    for (const file of skipped) out.line(`  ${style.yellow(displayPath(file.path, output.cwd))}: ${file.message}`);
+  }
+  out.line();
+  out.line(
+    `${plural(changes.length, 'file')} would change, ` +
+      `${style.green(plural(output.insertions, 'insertion') + '(+)')}, ${style.red(plural(output.deletions, 'deletion') + '(-)')}`,
+  );
+}
+
+function colorPatchLine(out: Output, line: string): string {
+  const style = out.style;
+  if (/^(diff --git|--- |\+\+\+ |old mode|new mode|new file mode|deleted file mode)/.test(line)) return style.bold(line);
+  if (line.startsWith('@@')) return style.cyan(line);
+  if (line.startsWith('+')) return style.green(line);
+  if (line.startsWith('-')) return style.red(line);
+  if (line.startsWith('\\')) return style.dim(line);
+  return line;
+}
+
+function whyNoPatch(file: Extract<DiffOutput['files'][number], { action: 'restore' | 'recreate' | 'delete' | 'chmod' }>): string {
+  const size = (side: { size: number } | null) => (side === null ? 'absent' : formatBytes(side.size));
+  if (file.binary) return `binary file (now ${size(file.current)}, at the checkpoint ${size(file.target)})`;
+  if (file.tooLarge) return `too large to diff (now ${size(file.current)}, at the checkpoint ${size(file.target)})`;
+  return 'the line diff was too costly to compute';
+}
+
+function toOutput(diff: FileDiff): DiffOutput['files'][number] {
+  if (diff.action === 'skip') return { path: diff.path, action: 'skip', reason: diff.reason, message: diff.message };
+  return {
+    path: diff.path,
+    action: diff.action,
+    ...(diff.patch !== undefined ? { patch: diff.patch } : {}),
+    insertions: diff.insertions,
+    deletions: diff.deletions,
+    binary: diff.binary,
+    tooLarge: diff.tooLarge,
+    tooComplex: diff.tooComplex,
+    statsSkipped: diff.statsSkipped,
+    conflict: diff.conflict,
+    current: diff.current,
+    target: diff.target,
+  };
+}
+
+function isInside(directory: string, root: string): boolean {
+  const relative = path.relative(root, directory);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}

@@ -1,0 +1,158 @@
+import type { CheckpointManager } from '../../checkpoint-manager.js';
+import { RewindableError, type RewindableErrorCode } from '../../errors.js';
+import type { RewindFilesResult } from '../../rewind/result.js';
+import { flagValue, type Command, type Invocation } from '../command.js';
+import { confirm } from '../confirm.js';
+import { ExitCode, UsageError } from '../exit-codes.js';
+import { displayPath, formatTable, plural } from '../format.js';
+import { withManager } from '../open-manager.js';
+import { rewindOutputSchema, type RewindOutput } from '../output-schemas.js';
+
+export const rewindCommand: Command = {
+  name: 'rewind',
+  summary: 'Put the files back as they were at a checkpoint',
+  description:
+    'Rewinds every tracked file of the session to its state at CHECKPOINT (the id of a user message): ' +
+    'files the agent created are deleted, changed or deleted files are restored. Links, hard-linked files ' +
+    'and files whose directory moved are left alone and listed.\n\n' +
+    'It first shows what would change. On a terminal it then asks for confirmation; with --yes it goes ahead ' +
+    'without asking. When there is no terminal to ask on (a script, CI) and no --yes, it shows the preview, ' +
+    'changes nothing and exits with 1. If nothing differs, nothing is written and it exits with 0.\n\n' +
+    'A real rewind needs the session for itself: it fails (exit 1) while another process, such as the agent, ' +
+    'has the session open. Each rewind is undoable: it prints the id of an undo checkpoint to rewind to.',
+  positionals: { required: ['SESSION', 'CHECKPOINT'] },
+  options: {
+    'dry-run': { type: 'boolean', description: 'Only show what would change (works while the session is open elsewhere).' },
+    yes: { type: 'boolean', short: 'y', description: 'Rewind without asking for confirmation.' },
+  },
+  examples: ['rewindable rewind SESSION CHECKPOINT', 'rewindable rewind SESSION CHECKPOINT --dry-run', 'rewindable rewind SESSION CHECKPOINT --yes --json'],
+  async run(invocation) {
+    const [sessionId, checkpointId] = invocation.positionals as [string, string];
+    const dryRun = flagValue(invocation, 'dry-run');
+    const yes = flagValue(invocation, 'yes');
+    if (dryRun && yes) throw new UsageError('--dry-run and --yes contradict each other: pick one.', 'rewind');
+    return withManager(invocation.storeDir, sessionId, { readOnly: dryRun }, (manager) => rewind(invocation, manager, { sessionId, checkpointId, dryRun, yes }));
+  },
+};
+
+interface Request {
+  sessionId: string;
+  checkpointId: string;
+  dryRun: boolean;
+  yes: boolean;
+}
+
+async function rewind(invocation: Invocation, manager: CheckpointManager, request: Request): Promise<ExitCode> {
+  const { out } = invocation;
+  const preview = assertCanRewind(await manager.rewindFiles(request.checkpointId, { dryRun: true }));
+  const report = (result: RewindFilesResult, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>) =>
+    toOutput(request, manager.root, result, extra);
+
+  const nothingToChange = (preview.filesChanged ?? []).length === 0;
+  if (request.dryRun || nothingToChange) {
+    const output = report(preview, { rewound: false, notRewoundBecause: request.dryRun ? 'dry-run' : 'nothing-to-change' });
+    if (invocation.json) out.json(rewindOutputSchema, output);
+    else printPlan(invocation, output, 'would change');
+    return ExitCode.success;
+  }
+
+  if (!request.yes) {
+    const canAsk = !invocation.json && invocation.terminal.stdin.isTTY === true;
+    const preamble = report(preview, { rewound: false, notRewoundBecause: 'confirmation-required' });
+    if (!canAsk) {
+      if (invocation.json) out.json(rewindOutputSchema, preamble);
+      else printPlan(invocation, preamble, 'would change');
+      out.note('Nothing was changed: there is no terminal to confirm on. Run again with --yes to rewind, or with --dry-run to only preview.');
+      return ExitCode.failure;
+    }
+    printPlan(invocation, preamble, 'would change');
+    out.line();
+    if (!(await confirm(invocation.terminal, `Rewind ${plural(preamble.files.length, 'file')}? [y/N] `))) {
+      out.note('Rewind cancelled; nothing was changed.');
+      return ExitCode.failure;
+    }
+  }
+
+  const result = await manager.rewindFiles(request.checkpointId);
+  const output = report(result, { rewound: true, ...(result.undoCheckpointId !== undefined ? { undoCheckpointId: result.undoCheckpointId } : {}) });
+  if (invocation.json) {
+    out.json(rewindOutputSchema, output);
+    return ExitCode.success;
+  }
+  out.line(`Files rewound to state at message ${request.checkpointId}`);
+  if (output.undoCheckpointId !== undefined) {
+    out.line(`Undo checkpoint: ${output.undoCheckpointId}`);
+    out.line(out.style.dim(`To undo: rewindable rewind ${request.sessionId} ${output.undoCheckpointId}`));
+  }
+  out.line();
+  printPlan(invocation, output, 'changed');
+  return ExitCode.success;
+}
+
+/** A dry run reports a rewind that cannot happen as `{ canRewind: false }`; the CLI turns it back into the typed error. */
+function assertCanRewind(result: RewindFilesResult): RewindFilesResult {
+  if (result.canRewind) return result;
+  throw new RewindableError((result.errorCode ?? 'REWIND_FAILED') as RewindableErrorCode, result.error ?? 'The rewind cannot happen.');
+}
+
+function toOutput(request: Request, root: string, result: RewindFilesResult, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>): RewindOutput {
+  return {
+    sessionId: request.sessionId,
+    checkpointId: request.checkpointId,
+    cwd: root,
+    ...extra,
+    files: (result.files ?? []).map((file) => ({
+      path: file.path,
+      action: file.action,
+      insertions: file.insertions,
+      deletions: file.deletions,
+      binary: file.binary,
+      statsSkipped: file.statsSkipped,
+      conflict: file.conflict,
+    })),
+    insertions: result.insertions ?? 0,
+    deletions: result.deletions ?? 0,
+    skipped: (result.skipped ?? []).map((entry) => ({ path: entry.path, reason: entry.reason, message: entry.message })),
+    skippedLinks: result.skippedLinks ?? 0,
+    conflicts: result.conflicts ?? [],
+  };
+}
+
+/** The table of changes: the preview before a rewind and the report after it. */
+function printPlan(invocation: Invocation, output: RewindOutput, verb: 'would change' | 'changed'): void {
+  const { out } = invocation;
+  const style = out.style;
+  if (output.files.length === 0) {
+    out.line(`Nothing to rewind: the files already match message ${output.checkpointId}.`);
+  } else {
+    const subject = verb === 'changed' ? 'The rewind changed' : `A rewind to message ${output.checkpointId} would change`;
+    out.line(`${subject} ${style.bold(plural(output.files.length, 'file'))} (${style.green(`+${output.insertions}`)} ${style.red(`-${output.deletions}`)}):`);
+    out.line();
+    const notes = output.files.some((file) => file.conflict);
+    out.line(
+      formatTable(
+        ['ACTION', 'LINES', 'FILE', ...(notes ? ['NOTE'] : [])],
+        output.files.map((file) => [
+          file.action,
+          file.binary ? 'binary' : file.statsSkipped ? '?' : `+${file.insertions} -${file.deletions}`,
+          displayPath(file.path, output.cwd),
+          ...(notes ? [file.conflict ? 'changed since the agent last wrote it' : ''] : []),
+        ]),
+        style.bold,
+        (row, column, text) => (column === 0 ? actionStyle(invocation, output.files[row]!.action)(text) : column === 3 ? style.yellow(text) : text),
+      ),
+    );
+  }
+  if (output.skipped.length > 0) {
+    out.line();
+    out.line(style.bold(`Left alone (${output.skipped.length}):`));
+    for (const entry of output.skipped) out.line(`  ${entry.message}`);
+  }
+}
+
+function actionStyle(invocation: Invocation, action: string): (text: string) => string {
+  const style = invocation.out.style;
+  if (action === 'delete') return style.red;
+  if (action === 'recreate') return style.green;
+  return style.cyan;
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { rewindActionSchema } from '../schemas.js';
+
+/**
+ * The shapes `--json` prints, one per command. They are the CLI's contract
+ * with scripts: the CLI checks its own output against them before printing,
+ * and the tests parse what the built binary prints with them.
+ */
+
+const isoTime = z.iso.datetime({ offset: true });
+const uuid = z.uuid();
+const absolutePath = z.string().startsWith('/');
+
+export const errorOutputSchema = z.strictObject({
+  error: z.strictObject({ code: z.string().min(1), message: z.string().min(1) }),
+});
+
+export const sessionsOutputSchema = z.strictObject({
+  store: absolutePath,
+  cwd: absolutePath,
+  sessions: z.array(
+    z.strictObject({
+      sessionId: uuid,
+      createdAt: isoTime,
+      lastActivity: isoTime,
+      /** Checkpoints taken for user messages. */
+      checkpoints: z.int().nonnegative(),
+      trackedFiles: z.int().nonnegative(),
+      bytes: z.int().nonnegative().optional(),
+    }),
+  ),
+});
+
+export const checkpointsOutputSchema = z.strictObject({
+  sessionId: uuid,
+  cwd: absolutePath,
+  checkpoints: z.array(
+    z.strictObject({
+      id: uuid,
+      createdAt: isoTime,
+      reason: z.enum(['message', 'pre-rewind']),
+      /** Tracked files whose state the checkpoint holds (absolute paths). */
+      files: z.array(absolutePath),
+    }),
+  ),
+});
+
+const fileSideSchema = z.strictObject({ size: z.int().nonnegative(), mode: z.int().nonnegative() }).nullable();
+
+export const fileDiffSchema = z.discriminatedUnion('action', [
+  z.strictObject({
+    path: absolutePath,
+    action: rewindActionSchema,
+    patch: z.string().optional(),
+    insertions: z.int().nonnegative(),
+    deletions: z.int().nonnegative(),
+    binary: z.boolean(),
+    tooLarge: z.boolean(),
+    tooComplex: z.boolean(),
+    statsSkipped: z.boolean(),
+    conflict: z.boolean(),
+    current: fileSideSchema,
+    target: fileSideSchema,
+  }),
+  z.strictObject({ path: absolutePath, action: z.literal('skip'), reason: z.string().min(1), message: z.string().min(1) }),
+]);
+
+export const diffOutputSchema = z.strictObject({
+  sessionId: uuid,
+  checkpointId: uuid,
+  cwd: absolutePath,
+  /** Totals over the files a rewind would change. */
+  insertions: z.int().nonnegative(),
+  deletions: z.int().nonnegative(),
+  files: z.array(fileDiffSchema),
+});
+
+const plannedFileSchema = z.strictObject({
+  path: absolutePath,
+  action: rewindActionSchema,
+  insertions: z.int().nonnegative(),
+  deletions: z.int().nonnegative(),
+  binary: z.boolean(),
+  statsSkipped: z.boolean(),
+  conflict: z.boolean(),
+});
+
+export const rewindOutputSchema = z.strictObject({
+  sessionId: uuid,
+  checkpointId: uuid,
+  cwd: absolutePath,
+  /** True when files were written. */
+  rewound: z.boolean(),
+  /** Why nothing was written: a dry run, nothing differs, or no --yes (JSON output never prompts). */
+  notRewoundBecause: z.enum(['dry-run', 'nothing-to-change', 'confirmation-required']).optional(),
+  files: z.array(plannedFileSchema),
+  insertions: z.int().nonnegative(),
+  deletions: z.int().nonnegative(),
+  skipped: z.array(z.strictObject({ path: absolutePath, reason: z.string().min(1), message: z.string().min(1) })),
+  skippedLinks: z.int().nonnegative(),
+  conflicts: z.array(absolutePath),
+  /** Real rewinds: rewind to this checkpoint to undo. */
+  undoCheckpointId: uuid.optional(),
+});
+
+export const gcOutputSchema = z.strictObject({
+  store: absolutePath,
+  olderThanDays: z.number().nonnegative(),
+  sessionsRemoved: z.array(z.strictObject({ projectKey: z.string().min(1), sessionId: z.string().min(1) })),
+  sessionsKept: z.int().nonnegative(),
+  sessionsLocked: z.int().nonnegative(),
+  blobsRemoved: z.int().nonnegative(),
+  bytesFreed: z.int().nonnegative(),
+  blobsKeptBecause: z.string().optional(),
+});
+
+export type SessionsOutput = z.infer<typeof sessionsOutputSchema>;
+export type CheckpointsOutput = z.infer<typeof checkpointsOutputSchema>;
+export type DiffOutput = z.infer<typeof diffOutputSchema>;
+export type RewindOutput = z.infer<typeof rewindOutputSchema>;
+export type GcOutput = z.infer<typeof gcOutputSchema>;
+export type ErrorOutput = z.infer<typeof errorOutputSchema>;

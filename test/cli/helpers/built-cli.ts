@@ -1,0 +1,103 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'tsup';
+
+const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export interface BuiltCli {
+  /** The executable file (`cli.js`, with its shebang). */
+  bin: string;
+  remove(): void;
+}
+
+/**
+ * Builds src/cli/main.ts the way the package build does (tsup, ESM,
+ * dependencies left external), but into a private temp directory: the shared
+ * dist/ may be in use by other test runs. The directory gets a package.json
+ * (`type: module`, like the package) and a link to the repository's
+ * node_modules, so the binary resolves its dependencies as an installed one would.
+ */
+export async function buildCli(): Promise<BuiltCli> {
+  const directory = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-cli-')));
+  await build({
+    entry: { cli: path.join(repository, 'src/cli/main.ts') },
+    format: ['esm'],
+    outDir: directory,
+    target: 'node20',
+    platform: 'node',
+    config: false,
+    dts: false,
+    clean: false,
+    splitting: false,
+    sourcemap: false,
+    silent: true,
+  });
+  fs.writeFileSync(path.join(directory, 'package.json'), JSON.stringify({ type: 'module' }));
+  fs.symlinkSync(path.join(repository, 'node_modules'), path.join(directory, 'node_modules'));
+  return { bin: path.join(directory, 'cli.js'), remove: () => fs.rmSync(directory, { recursive: true, force: true }) };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRunOptions {
+  cwd?: string;
+  /** Added to a clean environment (no colour variables, no REWINDABLE_HOME, HOME in a temp dir). */
+  env?: Record<string, string>;
+  /** Written to stdin, which is then closed. */
+  input?: string;
+}
+
+/** A fresh HOME so that a test never reads or writes the real ~/.rewindable. */
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-cli-home-'));
+process.on('exit', () => fs.rmSync(home, { recursive: true, force: true }));
+
+export function cleanEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const environment: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  for (const name of ['NO_COLOR', 'FORCE_COLOR', 'REWINDABLE_HOME', 'REWINDABLE_DEBUG']) delete environment[name];
+  return { ...environment, ...extra };
+}
+
+/** Runs the built binary as its own executable (so the shebang is exercised), with pipes for stdio. */
+export function runCli(cli: BuiltCli, args: string[], options: CliRunOptions = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cli.bin, args, { cwd: options.cwd ?? os.tmpdir(), env: cleanEnvironment(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** True where util-linux `script` can give a child a pseudo-terminal. */
+export const canRunInTerminal = spawnSync('script', ['-qec', 'true', '/dev/null'], { stdio: 'ignore' }).status === 0;
+
+/**
+ * Runs the binary on a pseudo-terminal (util-linux `script`): stdin, stdout
+ * and stderr are all the terminal, as for a person at a shell. `input` is
+ * typed into it. The terminal merges the streams and echoes what was typed.
+ */
+export function runCliInTerminal(cli: BuiltCli, args: string[], options: CliRunOptions = {}): Promise<{ code: number | null; output: string }> {
+  const command = [cli.bin, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd ?? os.tmpdir(), env: cleanEnvironment({ TERM: 'xterm', ...options.env }) });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output: output.replace(/\r\n/g, '\n') }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Any ANSI escape sequence (colours, cursor moves). */
+export const escapeCode = new RegExp(`${String.fromCharCode(0x1b)}\\[`);
