@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { formatPatch, structuredPatch, type StructuredPatch } from 'diff';
+import { diffArrays, formatPatch, type StructuredPatch, type StructuredPatchHunk } from 'diff';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { canonicalLocation } from '../paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
@@ -31,9 +31,13 @@ export interface DiffOptions {
    * @default 1048576 (1 MiB)
    */
   maxPatchBytes?: number;
-  /** Milliseconds one file's line diff may take before its patch is given up (`tooComplex: true`). @default 2000 */
+  /** Milliseconds one file's line diff may take before its patch is given up (`tooComplex: true`). @default 1000 */
   timeoutMs?: number;
-  /** Largest edit (lines added plus removed) a patch is computed for; past it, `tooComplex: true`. @default 20000 */
+  /**
+   * Largest edit, in lines added plus removed, among the lines both sides
+   * share (lines found on one side only cost nothing); past it, `tooComplex: true`.
+   * @default 5000
+   */
   maxEditLength?: number;
   /** Report files with conflicts as left alone, as `rewindFiles(id, { skipConflicts: true })` would. @default false */
   skipConflicts?: boolean;
@@ -97,8 +101,8 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   const settings = {
     context: options.context ?? 3,
     maxPatchBytes: options.maxPatchBytes ?? 1024 * 1024,
-    timeoutMs: options.timeoutMs ?? 2000,
-    maxEditLength: options.maxEditLength ?? 20_000,
+    timeoutMs: options.timeoutMs ?? 1000,
+    maxEditLength: options.maxEditLength ?? 5000,
   };
   const only = options.paths === undefined ? undefined : selectStoredPaths(session, options.paths);
   const total = only?.size ?? session.state.paths.size;
@@ -178,28 +182,136 @@ async function patchFor(
     if (isBinary(before) || isBinary(after)) return { ...none, binary: true };
   }
   const name = path.relative(session.root, tracked.path).split(path.sep).join('/');
-  // latin1 maps each byte to one character, so lines compare byte for byte; they are decoded as UTF-8 for display after.
-  const structured = structuredPatch(
-    current.kind === 'file' ? `a/${name}` : '/dev/null',
-    goal.kind === 'file' ? `b/${name}` : '/dev/null',
-    before.toString('latin1'),
-    after.toString('latin1'),
-    undefined,
-    undefined,
-    { context: settings.context, timeout: settings.timeoutMs, maxEditLength: settings.maxEditLength },
-  );
-  if (structured === undefined) return { ...none, tooComplex: true };
-  return { ...none, patch: formatPatch(asGitPatch(structured, name, current, goal)) };
+  const hunks = lineHunks(before, after, settings);
+  if (hunks === undefined) return { ...none, tooComplex: true };
+  return { ...none, patch: formatPatch(gitPatch(name, current, goal, hunks)) };
 }
 
-function asGitPatch(structured: StructuredPatch, name: string, current: FileState, goal: FileState): StructuredPatch {
+function gitPatch(name: string, current: FileState, goal: FileState, hunks: StructuredPatchHunk[]): StructuredPatch {
   const gitMode = (state: FileState) => (state.kind === 'file' ? (0o100000 | state.mode).toString(8) : undefined);
-  const hunks = structured.hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => Buffer.from(line, 'latin1').toString('utf8')) }));
-  const git: StructuredPatch = { ...structured, hunks, isGit: true, oldFileName: structured.oldFileName ?? `a/${name}`, newFileName: structured.newFileName ?? `b/${name}` };
-  if (current.kind === 'absent') return { ...git, isCreate: true, newMode: gitMode(goal)! };
-  if (goal.kind === 'absent') return { ...git, isDelete: true, oldMode: gitMode(current)! };
-  if (gitMode(current) !== gitMode(goal)) return { ...git, oldMode: gitMode(current)!, newMode: gitMode(goal)! };
-  return git;
+  const patch: StructuredPatch = {
+    oldFileName: current.kind === 'file' ? `a/${name}` : '/dev/null',
+    newFileName: goal.kind === 'file' ? `b/${name}` : '/dev/null',
+    oldHeader: undefined,
+    newHeader: undefined,
+    hunks,
+    isGit: true,
+  };
+  if (current.kind !== 'file') return { ...patch, isCreate: true, newMode: gitMode(goal)! };
+  if (goal.kind !== 'file') return { ...patch, isDelete: true, oldMode: gitMode(current)! };
+  if (gitMode(current) !== gitMode(goal)) return { ...patch, oldMode: gitMode(current)!, newMode: gitMode(goal)! };
+  return patch;
+}
+
+/**
+ * The hunks of a minimal line diff from `before` to `after`, or undefined
+ * when it would exceed the time or edit-length bound.
+ *
+ * Like the rewind's line statistics, lines are compared as bytes (latin1 maps
+ * each byte to one character), common leading and trailing lines are cut,
+ * and lines found on one side only are set aside before the diff runs: they
+ * can never be common, and most edited lines are of that kind. jsdiff then
+ * aligns what is left, which is usually far shorter. Lines are decoded as
+ * UTF-8 only for display.
+ */
+function lineHunks(before: Buffer, after: Buffer, bounds: { context: number; timeoutMs: number; maxEditLength: number }): StructuredPatchHunk[] | undefined {
+  const a = splitLines(before.toString('latin1'));
+  const b = splitLines(after.toString('latin1'));
+  const pairs = commonLines(a, b, bounds);
+  if (pairs === undefined) return undefined;
+  return hunksOf(a, b, pairs, bounds.context);
+}
+
+/** Pairs `[indexInA, indexInB]` of the lines a minimal diff keeps, in order. */
+function commonLines(a: string[], b: string[], bounds: { timeoutMs: number; maxEditLength: number }): Array<[number, number]> | undefined {
+  let prefix = 0;
+  while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix += 1;
+  let suffix = 0;
+  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix += 1;
+
+  const onSideB = new Set(b.slice(prefix, b.length - suffix));
+  const onSideA = new Set(a.slice(prefix, a.length - suffix));
+  const sharedA: number[] = [];
+  const sharedB: number[] = [];
+  for (let index = prefix; index < a.length - suffix; index += 1) if (onSideB.has(a[index]!)) sharedA.push(index);
+  for (let index = prefix; index < b.length - suffix; index += 1) if (onSideA.has(b[index]!)) sharedB.push(index);
+  const changes = diffArrays(
+    sharedA.map((index) => a[index]!),
+    sharedB.map((index) => b[index]!),
+    { timeout: bounds.timeoutMs, maxEditLength: bounds.maxEditLength },
+  );
+  if (changes === undefined) return undefined;
+
+  const pairs: Array<[number, number]> = [];
+  for (let index = 0; index < prefix; index += 1) pairs.push([index, index]);
+  let inA = 0;
+  let inB = 0;
+  for (const change of changes) {
+    if (change.removed) inA += change.count;
+    else if (change.added) inB += change.count;
+    else for (let step = 0; step < change.count; step += 1) pairs.push([sharedA[inA++]!, sharedB[inB++]!]);
+  }
+  for (let index = suffix; index > 0; index -= 1) pairs.push([a.length - index, b.length - index]);
+  return pairs;
+}
+
+type ScriptEntry = { mark: ' ' | '-' | '+'; line: string };
+
+/** Unified-diff hunks: changes with `context` kept lines around them, merged when their contexts touch. */
+function hunksOf(a: string[], b: string[], pairs: Array<[number, number]>, context: number): StructuredPatchHunk[] {
+  // The edit script: removals before additions between two kept lines, as git orders them.
+  const script: ScriptEntry[] = [];
+  let inA = 0;
+  let inB = 0;
+  for (const [keptA, keptB] of [...pairs, [a.length, b.length] as [number, number]]) {
+    while (inA < keptA) script.push({ mark: '-', line: a[inA++]! });
+    while (inB < keptB) script.push({ mark: '+', line: b[inB++]! });
+    if (keptA === a.length) break;
+    script.push({ mark: ' ', line: a[inA++]! });
+    inB += 1;
+  }
+
+  const changed = script.flatMap((entry, position) => (entry.mark === ' ' ? [] : [position]));
+  const hunks: StructuredPatchHunk[] = [];
+  let oldLine = 1;
+  let newLine = 1;
+  let counted = 0;
+  for (let first = 0; first < changed.length; ) {
+    let last = first;
+    while (last + 1 < changed.length && changed[last + 1]! - changed[last]! <= 2 * context + 1) last += 1;
+    const from = Math.max(0, changed[first]! - context);
+    const to = Math.min(script.length, changed[last]! + context + 1);
+    for (; counted < from; counted += 1) {
+      if (script[counted]!.mark !== '+') oldLine += 1;
+      if (script[counted]!.mark !== '-') newLine += 1;
+    }
+    const hunk: StructuredPatchHunk = { oldStart: oldLine, oldLines: 0, newStart: newLine, newLines: 0, lines: [] };
+    for (let index = from; index < to; index += 1) addLine(hunk, script[index]!);
+    hunks.push(hunk);
+    first = last + 1;
+  }
+  return hunks;
+}
+
+function addLine(hunk: StructuredPatchHunk, entry: ScriptEntry): void {
+  const terminated = entry.line.endsWith('\n');
+  const text = Buffer.from(terminated ? entry.line.slice(0, -1) : entry.line, 'latin1').toString('utf8');
+  hunk.lines.push(entry.mark + text);
+  if (!terminated) hunk.lines.push('\\ No newline at end of file');
+  if (entry.mark !== '+') hunk.oldLines += 1;
+  if (entry.mark !== '-') hunk.newLines += 1;
+}
+
+/** Lines with their terminators, so a missing final newline is a difference, as in git. */
+function splitLines(text: string): string[] {
+  const lines: string[] = [];
+  let start = 0;
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', start)) {
+    lines.push(text.slice(start, index + 1));
+    start = index + 1;
+  }
+  if (start < text.length) lines.push(text.slice(start));
+  return lines;
 }
 
 /** The stored paths of the tracked files `inputs` name (a directory names every tracked file under it). */
