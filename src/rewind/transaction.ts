@@ -74,7 +74,18 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
     [...plan.skipped, ...outcome.skipped],
     false,
   );
-  await session.append([endRecord(session, rewindId, 'complete', result)]);
+  try {
+    await session.append([endRecord(session, rewindId, 'complete', result)]);
+  } catch (error) {
+    // Not recorded means not committed: the caller gets no result, so the files go back as after any failure.
+    const reason = `its end could not be recorded (${describeFailure({ error })})`;
+    await rollBack(session, rewindId, outcome, reason);
+    throw new RewindableError(
+      RewindableErrorCode.REWIND_FAILED,
+      `The rewind to message ${target.id} changed the files, but ${reason}. Every file it had changed was put back as it was before the rewind.`,
+      { cause: error, details: { undoCheckpointId } },
+    );
+  }
   return { ...result, undoCheckpointId };
 }
 
@@ -135,7 +146,12 @@ async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcom
     undo.skipped,
     false,
   );
-  await session.append([endRecord(session, rewindId, 'rolled-back', result, error)]);
+  try {
+    await session.append([endRecord(session, rewindId, 'rolled-back', result, error)]);
+  } catch {
+    // The files are back. The rewind stays open in the log, and the next open of the
+    // session closes it, finding nothing left to undo.
+  }
 }
 
 /**

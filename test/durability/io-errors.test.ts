@@ -94,3 +94,45 @@ describe('a failed append is not in the log', () => {
     await reopened.close();
   });
 });
+
+describe('a rewind that cannot record its end is rolled back', () => {
+  for (const [call, code] of [
+    ['fdatasync', 'EIO'],
+    ['writeSync', 'ENOSPC'],
+  ] as const) {
+    it(`when the end record's ${call} fails with ${code}: the files go back at once, and stay back after reopening`, async () => {
+      const { sandbox, manager } = await twoFileSession();
+      const edited = sandbox.files();
+      // Fail the write of the end record, or the flush right after it.
+      let endWritten = false;
+      let failed = false;
+      const restore = instrumentFs(['writeSync', 'fdatasync'], (name, args) => {
+        const isEndRecord = name === 'writeSync' && Buffer.isBuffer(args[1]) && args[1].includes('"type":"rewind-end"');
+        if (name === call && !failed && (call === 'writeSync' ? isEndRecord : endWritten)) {
+          failed = true;
+          return errnoError(code, name);
+        }
+        if (isEndRecord) endWritten = true;
+        return undefined;
+      });
+      let error: unknown;
+      try {
+        await manager.rewindFiles(first);
+      } catch (caught) {
+        error = caught;
+      } finally {
+        restore();
+      }
+      expect(failed).toBe(true);
+      expect(RewindableError.isInstance(error) && error.code, String(error)).toBe('REWIND_FAILED');
+      expect(sandbox.files()).toEqual(edited);
+      await manager.close();
+
+      const reopened = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, resume: manager.sessionId });
+      expect(sandbox.files()).toEqual(edited);
+      await reopened.rewindFiles(first);
+      expect(sandbox.files()).toEqual({ 'a.txt': 'a original\n', 'b.txt': 'b original\n' });
+      await reopened.close();
+    });
+  }
+});
