@@ -101,4 +101,26 @@ describe('filesystem storage', () => {
     const reader = filesystemStorage({ directory });
     expect(Buffer.from((await reader.getBlob(key, sha(second)))!).toString()).toBe('second blob');
   });
+
+  it('compresses bulk backups in bundles, reads each back exactly, and deltas against them', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const files = Array.from({ length: 300 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
+    const random = Buffer.from(Array.from({ length: 3000 }, (_, index) => (index * 7919 + 13) % 251)); // compresses poorly
+    await storage.putBlobs(key, [...files, random].map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const raw = files.reduce((sum, bytes) => sum + bytes.length, 0);
+    expect(fs.statSync(packPath).size).toBeLessThan(raw / 5);
+    const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
+    await storage.putBlobs(key, [{ hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) }]);
+    await storage.close();
+
+    const reader = filesystemStorage({ directory });
+    for (const bytes of [...files, random, edited]) expect(Buffer.from((await reader.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
+    // Cut inside the last entry: everything before it still reads.
+    fs.truncateSync(packPath, fs.statSync(packPath).size - 5);
+    const afterTear = filesystemStorage({ directory });
+    expect(await afterTear.getBlob(key, sha(edited))).toBeNull();
+    expect(Buffer.from((await afterTear.getBlob(key, sha(files[299]!)))!).equals(files[299]!)).toBe(true);
+  });
 });

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { crc32 } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
 import { flushFileData, writeAll } from '../../fs/flush.js';
 import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.js';
 
@@ -11,31 +11,34 @@ import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.
  * writer cuts off.
  *
  * Entry: 72-byte header, then the payload.
- *   0  "RWPK"          4  format version (1)   5  kind (0 full, 1 delta)
- *   6  delta depth     8  SHA-256 of the content (32 bytes)
- *   40 content size (48-bit)   48 payload size (48-bit)   56 base entry offset (48-bit)
+ *   0  "RWPK"          4  format version (2)   5  kind   6  delta depth
+ *   8  SHA-256 of the content (32 bytes; zero for a bundle)
+ *   40 content size (48-bit)   48 payload size (48-bit)
  *   64 CRC-32 of bytes 0-63
- * A delta payload is: prefix length (48-bit), suffix length (48-bit), then the
- * bytes between them; prefix and suffix come from the base entry's content.
+ * Kinds:
+ *   full   the content as is;
+ *   delta  base SHA-256 (32 bytes), prefix and suffix lengths (48-bit each),
+ *          then the bytes between them; prefix and suffix come from the base;
+ *   bundle many blobs compressed together (a capture scope's first scan):
+ *          member count (32-bit), per member its SHA-256, start and length
+ *          (48-bit each) in the uncompressed data, then the raw-deflated data.
  */
 
 const magic = Buffer.from('RWPK');
+const formatVersion = 2;
 const headerSize = 72;
 const kindFull = 0;
 const kindDelta = 1;
+const kindBundle = 2;
 /** Longest chain of deltas before a full copy is stored again (bounds read cost). */
 const maxDeltaDepth = 24;
 /** Below this size a delta saves too little to be worth a chain. */
 const minDeltaSize = 1024;
+const memberSize = 32 + 6 + 6;
 
-interface PackEntry {
-  offset: number;
-  kind: number;
-  depth: number;
-  size: number;
-  payloadLength: number;
-  baseOffset: number;
-}
+type PackEntry =
+  | { kind: typeof kindFull | typeof kindDelta; offset: number; depth: number; size: number; payloadLength: number }
+  | { kind: 'member'; bundleOffset: number; start: number; size: number };
 
 export interface PackBlob {
   hash: string;
@@ -44,16 +47,15 @@ export interface PackBlob {
 }
 
 export class BlobPack {
-  private readonly byOffset = new Map<number, PackEntry>();
+  /** The last bundle decompressed: a rewind reads many members of one bundle in a row. */
+  private lastBundle: { offset: number; data: Buffer } | undefined;
 
   private constructor(
     readonly path: string,
     private fd: number,
     private length: number,
     private readonly index: Map<string, PackEntry>,
-  ) {
-    for (const entry of index.values()) this.byOffset.set(entry.offset, entry);
-  }
+  ) {}
 
   /**
    * Opens a pack. A reader gets `undefined` when the file does not exist; a
@@ -86,10 +88,9 @@ export class BlobPack {
     return this.index.keys();
   }
 
-  /** The blob's content (deltas resolved), or `undefined` when the pack does not hold it. */
+  /** The blob's content (deltas and bundles resolved), or `undefined` when the pack does not hold it. */
   read(hash: string): Buffer | undefined {
-    const entry = this.index.get(hash);
-    return entry === undefined ? undefined : this.readEntry(entry, 0);
+    return this.index.has(hash) ? this.resolve(hash, 0) : undefined;
   }
 
   /**
@@ -100,19 +101,39 @@ export class BlobPack {
   append(blobs: readonly PackBlob[]): void {
     for (const blob of blobs) {
       if (this.index.has(blob.hash)) continue;
-      const entry = this.encode(blob);
-      const start = this.length;
-      try {
-        writeAll(this.fd, entry.bytes, start);
-      } catch (error) {
-        // Never leave a partial entry behind a later one: cut back to the last whole entry.
-        fs.ftruncateSync(this.fd, start);
-        throw error;
-      }
-      this.length += entry.bytes.length;
-      const stored: PackEntry = { ...entry.header, offset: start };
-      this.index.set(blob.hash, stored);
-      this.byOffset.set(start, stored);
+      const { header, payload, entry } = this.encode(blob);
+      this.write(header, payload);
+      this.index.set(blob.hash, { ...entry, offset: this.length - headerSize - payload.length });
+    }
+  }
+
+  /**
+   * Appends blobs compressed together as one bundle. `compressed` is the
+   * raw-deflated concatenation of the members' bytes, in order.
+   */
+  appendBundle(members: readonly PackBlob[], compressed: Buffer): void {
+    const fresh = members.filter((member) => !this.index.has(member.hash));
+    if (fresh.length !== members.length || members.length === 0) {
+      throw new Error('internal: a bundle must hold only blobs the pack does not have');
+    }
+    const table = Buffer.alloc(4 + members.length * memberSize);
+    table.writeUInt32LE(members.length, 0);
+    let start = 0;
+    members.forEach((member, position) => {
+      const at = 4 + position * memberSize;
+      table.write(member.hash, at, 32, 'hex');
+      table.writeUIntLE(start, at + 32, 6);
+      table.writeUIntLE(member.bytes.length, at + 38, 6);
+      start += member.bytes.length;
+    });
+    const payload = Buffer.concat([table, compressed]);
+    const header = encodeHeader({ kind: kindBundle, depth: 0, hash: undefined, size: start, payloadLength: payload.length });
+    this.write(header, payload);
+    const bundleOffset = this.length - headerSize - payload.length;
+    start = 0;
+    for (const member of members) {
+      this.index.set(member.hash, { kind: 'member', bundleOffset, start, size: member.bytes.length });
+      start += member.bytes.length;
     }
   }
 
@@ -125,54 +146,81 @@ export class BlobPack {
     this.fd = -1;
   }
 
-  private encode(blob: PackBlob): { bytes: Buffer; header: Omit<PackEntry, 'offset'> } {
+  private write(header: Buffer, payload: Buffer): void {
+    const start = this.length;
+    try {
+      writeAll(this.fd, Buffer.concat([header, payload]), start);
+    } catch (error) {
+      // Never leave a partial entry behind a later one: cut back to the last whole entry.
+      fs.ftruncateSync(this.fd, start);
+      throw error;
+    }
+    this.length += header.length + payload.length;
+  }
+
+  private encode(blob: PackBlob): { header: Buffer; payload: Buffer; entry: Extract<PackEntry, { kind: 0 | 1 }> } {
     const content = Buffer.from(blob.bytes.buffer, blob.bytes.byteOffset, blob.bytes.byteLength);
     const base = blob.similarTo === undefined ? undefined : this.index.get(blob.similarTo);
-    if (base !== undefined && base.depth < maxDeltaDepth && content.length >= minDeltaSize) {
-      const baseContent = this.readEntry(base, 0);
+    const baseDepth = base === undefined ? undefined : base.kind === 'member' ? 0 : base.depth;
+    if (baseDepth !== undefined && baseDepth < maxDeltaDepth && content.length >= minDeltaSize) {
+      const baseContent = this.resolve(blob.similarTo!, 0);
       const prefix = commonPrefixLength(baseContent, content);
       const suffix = commonSuffixLength(baseContent, content, Math.min(baseContent.length, content.length) - prefix);
       const middle = content.subarray(prefix, content.length - suffix);
       if (middle.length * 2 < content.length) {
-        const payload = Buffer.allocUnsafe(12 + middle.length);
-        payload.writeUIntLE(prefix, 0, 6);
-        payload.writeUIntLE(suffix, 6, 6);
-        middle.copy(payload, 12);
-        const header = { kind: kindDelta, depth: base.depth + 1, size: content.length, payloadLength: payload.length, baseOffset: base.offset };
-        return { bytes: Buffer.concat([encodeHeader(blob.hash, header), payload]), header };
+        const payload = Buffer.allocUnsafe(44 + middle.length);
+        payload.write(blob.similarTo!, 0, 32, 'hex');
+        payload.writeUIntLE(prefix, 32, 6);
+        payload.writeUIntLE(suffix, 38, 6);
+        middle.copy(payload, 44);
+        const entry = { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length } as const;
+        return { header: encodeHeader({ ...entry, hash: blob.hash }), payload, entry };
       }
     }
-    const header = { kind: kindFull, depth: 0, size: content.length, payloadLength: content.length, baseOffset: 0 };
-    return { bytes: Buffer.concat([encodeHeader(blob.hash, header), content]), header };
+    const entry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length } as const;
+    return { header: encodeHeader({ ...entry, hash: blob.hash }), payload: content, entry };
   }
 
-  private readEntry(entry: PackEntry, depth: number): Buffer {
-    const payload = Buffer.allocUnsafe(entry.payloadLength);
-    readAll(this.fd, payload, entry.offset + headerSize);
+  private resolve(hash: string, depth: number): Buffer {
+    const entry = this.index.get(hash);
+    if (entry === undefined || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
+    if (entry.kind === 'member') {
+      const data = this.bundleData(entry.bundleOffset);
+      if (entry.start + entry.size > data.length) throw new Error(`bundle at ${entry.bundleOffset} is shorter than its table says`);
+      return Buffer.from(data.subarray(entry.start, entry.start + entry.size));
+    }
+    const payload = readAt(this.fd, entry.offset + headerSize, entry.payloadLength);
     if (entry.kind === kindFull) return payload;
-    const base = this.byOffset.get(entry.baseOffset);
-    if (base === undefined || depth > maxDeltaDepth) throw new Error(`pack entry at ${entry.offset} names a missing base`);
-    const baseContent = this.readEntry(base, depth + 1);
-    const prefix = payload.readUIntLE(0, 6);
-    const suffix = payload.readUIntLE(6, 6);
-    const middle = payload.subarray(12);
+    const baseContent = this.resolve(payload.toString('hex', 0, 32), depth + 1);
+    const prefix = payload.readUIntLE(32, 6);
+    const suffix = payload.readUIntLE(38, 6);
+    const middle = payload.subarray(44);
     if (prefix + suffix > baseContent.length || prefix + middle.length + suffix !== entry.size) {
       throw new Error(`pack entry at ${entry.offset} does not fit its base`);
     }
     return Buffer.concat([baseContent.subarray(0, prefix), middle, baseContent.subarray(baseContent.length - suffix)]);
   }
+
+  private bundleData(offset: number): Buffer {
+    if (this.lastBundle?.offset === offset) return this.lastBundle.data;
+    const header = readAt(this.fd, offset, headerSize);
+    const payload = readAt(this.fd, offset + headerSize, header.readUIntLE(48, 6));
+    const count = payload.readUInt32LE(0);
+    const data = inflateRawSync(payload.subarray(4 + count * memberSize));
+    this.lastBundle = { offset, data };
+    return data;
+  }
 }
 
-function encodeHeader(hash: string, header: Omit<PackEntry, 'offset'>): Buffer {
+function encodeHeader(header: { kind: number; depth: number; hash: string | undefined; size: number; payloadLength: number }): Buffer {
   const bytes = Buffer.alloc(headerSize);
   magic.copy(bytes, 0);
-  bytes[4] = 1;
+  bytes[4] = formatVersion;
   bytes[5] = header.kind;
   bytes[6] = header.depth;
-  bytes.write(hash, 8, 32, 'hex');
+  if (header.hash !== undefined) bytes.write(header.hash, 8, 32, 'hex');
   bytes.writeUIntLE(header.size, 40, 6);
   bytes.writeUIntLE(header.payloadLength, 48, 6);
-  bytes.writeUIntLE(header.baseOffset, 56, 6);
   bytes.writeUInt32LE(crc32(bytes.subarray(0, 64)), 64);
   return bytes;
 }
@@ -180,32 +228,39 @@ function encodeHeader(hash: string, header: Omit<PackEntry, 'offset'>): Buffer {
 /** Walks the headers; stops at the first entry that is torn or damaged. */
 function scan(fd: number, size: number): { index: Map<string, PackEntry>; validLength: number } {
   const index = new Map<string, PackEntry>();
-  const header = Buffer.alloc(headerSize);
   let offset = 0;
   while (offset + headerSize <= size) {
-    readAll(fd, header, offset);
-    if (!header.subarray(0, 4).equals(magic) || header.readUInt32LE(64) !== crc32(header.subarray(0, 64))) break;
-    const entry: PackEntry = {
-      offset,
-      kind: header[5]!,
-      depth: header[6]!,
-      size: header.readUIntLE(40, 6),
-      payloadLength: header.readUIntLE(48, 6),
-      baseOffset: header.readUIntLE(56, 6),
-    };
-    const end = offset + headerSize + entry.payloadLength;
+    const header = readAt(fd, offset, headerSize);
+    if (!header.subarray(0, 4).equals(magic) || header[4] !== formatVersion || header.readUInt32LE(64) !== crc32(header.subarray(0, 64))) break;
+    const kind = header[5]!;
+    const payloadLength = header.readUIntLE(48, 6);
+    const end = offset + headerSize + payloadLength;
     if (end > size) break;
-    index.set(header.toString('hex', 8, 40), entry);
+    if (kind === kindBundle) {
+      const count = readAt(fd, offset + headerSize, 4).readUInt32LE(0);
+      if (4 + count * memberSize > payloadLength) break;
+      const table = readAt(fd, offset + headerSize + 4, count * memberSize);
+      for (let position = 0; position < count; position += 1) {
+        const at = position * memberSize;
+        index.set(table.toString('hex', at, at + 32), { kind: 'member', bundleOffset: offset, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) });
+      }
+    } else if (kind === kindFull || kind === kindDelta) {
+      index.set(header.toString('hex', 8, 40), { kind, offset, depth: header[6]!, size: header.readUIntLE(40, 6), payloadLength });
+    } else {
+      break;
+    }
     offset = end;
   }
   return { index, validLength: offset };
 }
 
-function readAll(fd: number, into: Buffer, position: number): void {
+function readAt(fd: number, position: number, length: number): Buffer {
+  const into = Buffer.allocUnsafe(length);
   let read = 0;
-  while (read < into.length) {
-    const count = fs.readSync(fd, into, read, into.length - read, position + read);
+  while (read < length) {
+    const count = fs.readSync(fd, into, read, length - read, position + read);
     if (count === 0) throw new Error(`pack ended early at byte ${position + read}`);
     read += count;
   }
+  return into;
 }

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { storeIoError } from '../../errors.js';
 import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
@@ -10,6 +12,10 @@ import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock } from './session-lock.js';
 
 export type Durability = 'full' | 'none';
+
+const deflateRaw = promisify(zlib.deflateRaw);
+/** Uncompressed size of a bundle of bulk backups. */
+const bundleBytes = 1024 * 1024;
 
 export interface FilesystemStorageOptions {
   /**
@@ -172,7 +178,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     if (failure !== undefined) throw storeIoError('store a backup (an earlier flush of the pack failed; reopen the session)', failure);
     const isNewPack = !writePacks.has(key.sessionId) && !fs.existsSync(packPath(key));
     const pack = writePack(key);
-    pack.append(small);
+    pack.append(small.filter((blob) => blob.compress !== true));
+    await appendBundles(pack, small.filter((blob) => blob.compress === true));
     if (!durable) return async () => {};
     return async () => {
       try {
@@ -183,6 +190,33 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         throw error;
       }
     };
+  }
+
+  /**
+   * Bulk backups (a first scan) are compressed in bundles of about 1 MiB:
+   * one compressor per bundle instead of per file, run on the thread pool in
+   * parallel. A bundle that does not shrink is stored as plain entries.
+   */
+  async function appendBundles(pack: BlobPack, blobs: readonly BlobWrite[]): Promise<void> {
+    const seen = new Set<string>();
+    const groups: BlobWrite[][] = [];
+    let size = 0;
+    for (const blob of blobs) {
+      if (pack.has(blob.hash) || seen.has(blob.hash)) continue;
+      seen.add(blob.hash);
+      if (groups.length === 0 || size + blob.bytes.length > bundleBytes) {
+        groups.push([]);
+        size = 0;
+      }
+      groups.at(-1)!.push(blob);
+      size += blob.bytes.length;
+    }
+    const compressed = await Promise.all(groups.map((group) => deflateRaw(Buffer.concat(group.map((blob) => blob.bytes)), { level: 1 })));
+    groups.forEach((group, index) => {
+      const raw = group.reduce((sum, blob) => sum + blob.bytes.length, 0);
+      if (compressed[index]!.length < raw * 0.9) pack.appendBundle(group, compressed[index]!);
+      else pack.append(group);
+    });
   }
 
   return {
