@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import type { CheckpointRecord, RewindEndRecord } from '../schemas.js';
-import type { CheckpointInfo } from '../session/session-state.js';
+import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { applyChanges, inverseOf, type ApplyOutcome } from './apply.js';
 import { planRewind, type PlanContext, type RewindPlan } from './plan.js';
@@ -96,8 +96,11 @@ export async function dryRunRewind(session: Session, target: CheckpointInfo, ski
 
 /**
  * Finishes a rewind a crash interrupted, by rolling its files back to its
- * pre-rewind checkpoint. Safe to repeat: if this crashes too, the next open
- * does the same again.
+ * pre-rewind checkpoint. Only files that hold what the rewind wrote are put
+ * back: one that holds anything else was changed after the crash (by the
+ * user, before reopening), and putting it back would discard that change,
+ * which no checkpoint holds. Safe to repeat: if this crashes too, the next
+ * open does the same again.
  */
 export async function recoverInterruptedRewind(session: Session): Promise<void> {
   const begin = session.state.interruptedRewind;
@@ -107,6 +110,16 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
   const planned = new Set(begin.plan.map((entry) => entry.path));
   const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () =>
     planRewind({ ...planContext(session, false), only: planned }, undo.index),
+  );
+  const rewoundTo = session.state.checkpointsById.get(begin.target);
+  const changedSince = plan.changes.filter((change) => rewoundTo === undefined || !sameState(change.current, session.state.versionAt(change.tracked, rewoundTo.index).state));
+  plan.changes = plan.changes.filter((change) => !changedSince.includes(change));
+  plan.skipped.push(
+    ...changedSince.map((change) => ({
+      path: change.path,
+      reason: 'changed-during-rewind' as const,
+      message: `${change.path} was left alone: it changed after the interrupted rewind, and rolling it back would discard that change.`,
+    })),
   );
   const outcome = await applyChanges(applyContext(session), plan.changes);
   noteWritten(outcome);

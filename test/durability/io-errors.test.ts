@@ -136,3 +136,23 @@ describe('a rewind that cannot record its end is rolled back', () => {
     });
   }
 });
+
+describe('recovery of an interrupted rewind', () => {
+  it('puts back only files that hold what the rewind wrote; a file edited after the crash is left alone', async () => {
+    const { sandbox, manager } = await twoFileSession();
+    await manager.rewindFiles(first);
+    await manager.close();
+    // As if the process had died before recording the end: drop the rewind-end line.
+    const log = sandbox.logPath(manager.sessionId);
+    const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    expect(lines.at(-1)).toContain('"rewind-end"');
+    fs.writeFileSync(log, `${lines.slice(0, -1).join('\n')}\n`);
+    // Before the session is reopened, the user edits one of the rewound files.
+    sandbox.writeFiles({ 'a.txt': 'a edited by the user after the crash\n' });
+
+    const reopened = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, resume: manager.sessionId });
+
+    expect(sandbox.files()).toEqual({ 'a.txt': 'a edited by the user after the crash\n', 'b.txt': 'b edited\n' });
+    await reopened.close();
+  });
+});
