@@ -1,13 +1,24 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, type StorageLock } from '../../src/index.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
 import { runStorageConformance } from '../../src/testing/index.js';
 import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { tempProject } from '../helpers/temp-project.js';
+import { startLossyProxy } from './helpers/tcp-proxy.js';
 
 let server: PostgresServer;
+let admin: pg.Pool;
 beforeAll(async () => {
   server = await startPostgres({ settings: fastTestSettings });
+  admin = new pg.Pool({ connectionString: server.connectionString });
 });
 afterAll(async () => {
+  await admin?.end();
   await server?.destroy();
 });
 
@@ -17,4 +28,131 @@ runStorageConformance({
   reopen: () => postgresStorage({ connection: server.connectionString }),
   describe,
   it,
+});
+
+const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const newKey = () => ({ projectKey: '-srv-project', sessionId: randomUUID() });
+
+describe('postgresStorage', () => {
+  it('creates its tables on first use, in the schema and with the prefix asked for, and stores rows in sequence with bytea blobs keyed by hash', async () => {
+    const schema = `fresh_${randomUUID().slice(0, 8)}`;
+    const storage = postgresStorage({ connection: server.connectionString, schema, tablePrefix: 'rw_' });
+    const tablesBefore = await admin.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema]);
+    expect(tablesBefore.rows).toEqual([]); // creating the adapter connects to nothing
+    const key = newKey();
+    const bytes = Buffer.from([0, 1, 2, 255, 0]);
+    await storage.append(key, [{ type: 'a' }, { type: 'b' }], [{ hash: sha(bytes), bytes }]);
+    await storage.append(key, [{ type: 'c' }]);
+    const tables = await admin.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
+    expect(tables.rows.map((row) => row.table_name)).toEqual(['rw_blobs', 'rw_entries', 'rw_meta', 'rw_session_blobs', 'rw_sessions']);
+    const entries = await admin.query(`SELECT sequence::int, entry FROM "${schema}".rw_entries WHERE session_id = $1 ORDER BY sequence`, [key.sessionId]);
+    expect(entries.rows).toEqual([
+      { sequence: 0, entry: { type: 'a' } },
+      { sequence: 1, entry: { type: 'b' } },
+      { sequence: 2, entry: { type: 'c' } },
+    ]);
+    const blob = await admin.query(`SELECT hash, bytes, size FROM "${schema}".rw_blobs`);
+    expect(blob.rows).toEqual([{ hash: sha(bytes), bytes, size: 5 }]);
+    await storage.close();
+  });
+
+  it('several adapters using a fresh schema at once all succeed', async () => {
+    const schema = `race_${randomUUID().slice(0, 8)}`;
+    const adapters = Array.from({ length: 4 }, () => postgresStorage({ connection: server.connectionString, schema }));
+    const keys = adapters.map(() => newKey());
+    await Promise.all(adapters.map((storage, index) => storage.append(keys[index]!, [{ type: 'first', index }])));
+    for (const [index, key] of keys.entries()) expect(await adapters[0]!.load(key)).toEqual([{ type: 'first', index }]);
+    await Promise.all(adapters.map((storage) => storage.close()));
+  });
+
+  it('an append whose acknowledgement was lost is retried once and applied once', async () => {
+    const proxy = await startLossyProxy(server.port);
+    const storage = postgresStorage({ connection: `postgres://rewindable@127.0.0.1:${proxy.port}/postgres`, retryDelayMs: 10 });
+    try {
+      const key = newKey();
+      await storage.append(key, [{ type: 'before' }]); // tables exist from here on
+      proxy.dropNextCommitAcknowledgement();
+      await storage.append(key, [{ type: 'once' }, { type: 'and only once' }]);
+      expect(proxy.droppedAcknowledgements).toBe(1);
+      expect(await storage.load(key)).toEqual([{ type: 'before' }, { type: 'once' }, { type: 'and only once' }]);
+    } finally {
+      await storage.close();
+      await proxy.close();
+    }
+  });
+
+  it('rejects with a retryable STORE_IO error when the server cannot be reached', async () => {
+    const storage = postgresStorage({ connection: 'postgres://rewindable@127.0.0.1:1/postgres', retries: 1, retryDelayMs: 10 });
+    await expect(storage.load(newKey())).rejects.toMatchObject({
+      code: 'STORE_IO',
+      details: { retryable: true },
+      message: expect.stringMatching(/PostgreSQL storage could not read the log .*2 attempts/),
+    });
+    await storage.close();
+  });
+
+  it('rejects a schema name it would have to quote with INVALID_OPTIONS', () => {
+    expect(() => postgresStorage({ connection: server.connectionString, schema: 'bad"; DROP TABLE x; --' })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+  });
+
+  it('borrows an existing pg.Pool: getInstance() returns it and close() leaves it open', async () => {
+    const pool = new pg.Pool({ connectionString: server.connectionString });
+    const storage = postgresStorage({ connection: pool });
+    expect(await storage.getInstance()).toBe(pool);
+    await storage.append(newKey(), [{ type: 'through a borrowed pool' }]);
+    await storage.close();
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await pool.end();
+  });
+
+  it('a lock held by a process that dies is released with its connection', async () => {
+    const key = newKey();
+    const holder = spawn(process.execPath, ['--import', 'tsx', path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'lock-holder.ts'), server.connectionString, key.projectKey, key.sessionId], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => holder.on('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
+      holder.on('exit', () => reject(new Error('the lock holder exited before taking the lock')));
+    });
+    const storage = postgresStorage({ connection: server.connectionString, retries: 0 });
+    try {
+      await expect(storage.lock(key)).rejects.toMatchObject({ code: 'SESSION_LOCKED' });
+      holder.kill('SIGKILL');
+      await exited;
+      // The server notices the closed socket within moments; poll rather than guess how long.
+      let lock: StorageLock | undefined;
+      await expect.poll(async () => (lock = await storage.lock(key).catch(() => undefined)), { timeout: 10_000, interval: 50 }).toBeDefined();
+      await expect(storage.lock(key)).rejects.toMatchObject({ code: 'SESSION_LOCKED' }); // ours now
+      await lock!.release();
+    } finally {
+      holder.kill('SIGKILL');
+      await storage.close();
+    }
+  });
+
+  it('cleanup() through the adapter removes idle sessions and the blobs only they held', async () => {
+    const schema = `retention_${randomUUID().slice(0, 8)}`;
+    const storage = postgresStorage({ connection: server.connectionString, schema });
+    const project = tempProject();
+    project.write('kept.txt', 'kept\n');
+    project.write('idle.txt', 'idle\n');
+    const idle = await project.open({ storage });
+    await idle.checkpoint(randomUUID());
+    await idle.trackEdit('idle.txt');
+    await idle.close();
+    const active = await project.open({ storage });
+    await active.checkpoint(randomUUID());
+    await active.trackEdit('kept.txt');
+    await active.close();
+    await admin.query(`UPDATE "${schema}".rewindable_sessions SET updated_at = now() - interval '40 days' WHERE session_id = $1`, [idle.sessionId]);
+    await admin.query(`UPDATE "${schema}".rewindable_blobs SET used_at = now() - interval '40 days'`);
+
+    const result = await cleanup({ storage, olderThanDays: 30 });
+    expect(result.sessionsRemoved.map((session) => session.sessionId)).toEqual([idle.sessionId]);
+    expect(result.sessionsKept).toBe(1);
+    const blobs = await admin.query<{ hash: string }>(`SELECT hash FROM "${schema}".rewindable_blobs`);
+    expect(blobs.rows.map((row) => row.hash)).toEqual([sha(Buffer.from('kept\n'))]);
+    await storage.close();
+  });
 });

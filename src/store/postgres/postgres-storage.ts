@@ -243,15 +243,23 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
 
 async function withClient<T>(pool: Pool, operation: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A connection cut mid-query fails the query and also emits 'error' on the client, which the pool
+  // only listens for while the client is idle; unheard, it would crash the process.
+  client.on('error', ignoreError);
   try {
     const result = await operation(client);
+    client.off('error', ignoreError);
     client.release();
     return result;
   } catch (error) {
-    // A connection that failed mid-transaction is not reused.
+    // A connection that failed mid-transaction is not reused (and keeps the listener until it is gone).
     client.release(error instanceof Error ? error : true);
     throw error;
   }
+}
+
+function ignoreError(): void {
+  // The failure reaches the caller through the query's rejection.
 }
 
 /** Runs `body` in a transaction; commits unless it throws or `keep` says to roll back. */
