@@ -1,0 +1,281 @@
+import { sha256 } from '../session-log.js';
+import type { BlobWrite, SessionKey, StorageAdapter, StoreEntry } from '../storage-adapter.js';
+import type { SerialQueue } from '../../util/serial-queue.js';
+import { blobsNamedByEntries, compareLogs } from './log-comparison.js';
+import { divergedError, remoteAheadError } from './mirror-errors.js';
+import { retryDelay, type RetrySettings } from './retry-delay.js';
+
+export interface ReplicatorSettings {
+  retry: RetrySettings;
+  maxBatchEntries: number;
+  maxBatchBytes: number;
+}
+
+export type ReplicatorEvent =
+  | { type: 'mirror-push'; key: SessionKey; entries: number; blobs: number; bytes: number }
+  | { type: 'mirror-retry'; key: SessionKey; attempt: number; delayMs: number; error: unknown }
+  | { type: 'mirror-diverge'; key: SessionKey; error: Error }
+  | { type: 'blob-skip'; key: SessionKey; hash: string; reason: string };
+
+export interface ReplicatorStatus {
+  key: SessionKey;
+  /** `idle`: the remote holds everything accepted. */
+  state: 'idle' | 'pushing' | 'retrying' | 'diverged';
+  pendingEntries: number;
+  pendingBlobs: number;
+  /** Failed attempts in a row. */
+  attempts: number;
+  lastError?: unknown;
+}
+
+interface Versioned {
+  entry: StoreEntry;
+  /** The write that brought it; a flush waits for every write up to its target. */
+  version: number;
+}
+
+/**
+ * Copies one session to the remote, in the background, in order: the
+ * entries after the remote's last one, each batch preceded by the blobs it
+ * may name (read back from the local store, so an outage holds no blob bytes
+ * in memory).
+ *
+ * After any failure the replicator forgets where the remote stands and, on
+ * the next attempt, reads the remote log and compares it with the local one:
+ * an append that was applied but never acknowledged is then seen as applied,
+ * so nothing is sent twice, and nothing is skipped.
+ */
+export class SessionReplicator {
+  /** Entries the remote holds, or undefined until the logs have been compared. */
+  private remoteLength: number | undefined;
+  private buffer: Versioned[] = [];
+  private readonly pendingBlobs = new Map<string, number>();
+  private version = 0;
+  private confirmed = 0;
+  private failure: Error | undefined;
+  private attempts = 0;
+  private lastError: unknown;
+  private running: Promise<void> | undefined;
+  /** Bumped whenever the remote or the queue changes, so a comparison made elsewhere can tell it is stale. */
+  private changes = 0;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private readonly waiters: Array<{ target: number; resolve: () => void; reject: (error: unknown) => void }> = [];
+
+  constructor(
+    private readonly key: SessionKey,
+    private readonly local: StorageAdapter,
+    private readonly remote: StorageAdapter,
+    /** Serializes the session's local writes with the replicator's reads of the local log. */
+    private readonly localQueue: SerialQueue,
+    private readonly settings: ReplicatorSettings,
+    private readonly emit: (event: ReplicatorEvent) => void,
+  ) {}
+
+  /** Records a write the local store has just taken. Call it inside the local queue. */
+  accept(entries: readonly StoreEntry[], blobs: readonly BlobWrite[]): void {
+    if (this.stopped) return;
+    this.version += 1;
+    for (const entry of entries) this.buffer.push({ entry, version: this.version });
+    for (const blob of blobs) if (!this.pendingBlobs.has(blob.hash)) this.pendingBlobs.set(blob.hash, this.version);
+    this.start();
+  }
+
+  /** Tells a comparison made elsewhere whether the remote may have changed since it began. */
+  get generation(): number {
+    return this.changes;
+  }
+
+  /**
+   * The logs were compared elsewhere (on load, inside the local queue): the
+   * remote held the first `remoteLength` of `localEntries` when `generation`
+   * was current. Ignored if a push ran since; the replicator then compares
+   * for itself.
+   */
+  compared(localEntries: readonly StoreEntry[], remoteLength: number, generation: number): void {
+    if (this.running === undefined && generation === this.changes) this.rebuild(localEntries, remoteLength);
+    else this.remoteLength = undefined;
+    this.start();
+  }
+
+  /** Forgets where the remote stands; the next attempt compares the logs again. */
+  forget(): void {
+    this.remoteLength = undefined;
+    this.start();
+  }
+
+  /** Resolves once every write accepted so far is on the remote; rejects if the session diverged. */
+  caughtUp(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    const target = this.version;
+    if (this.confirmed >= target || this.stopped) return Promise.resolve();
+    this.retryNow();
+    return new Promise((resolve, reject) => this.waiters.push({ target, resolve, reject }));
+  }
+
+  /** Stops copying (the session was deleted, or the mirror closed) and waits for an attempt in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.retryNow();
+    await this.running;
+    for (const waiter of this.waiters.splice(0)) waiter.resolve();
+  }
+
+  status(): ReplicatorStatus {
+    const pending = this.buffer.length > 0 || this.pendingBlobs.size > 0 || this.version > this.confirmed;
+    return {
+      key: this.key,
+      state: this.failure !== undefined ? 'diverged' : this.attempts > 0 ? 'retrying' : pending ? 'pushing' : 'idle',
+      pendingEntries: this.buffer.length,
+      pendingBlobs: this.pendingBlobs.size,
+      attempts: this.attempts,
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  /** Cuts a backoff wait short (flush() asks for an attempt now). */
+  private retryNow(): void {
+    this.wake?.();
+  }
+
+  private hasWork(): boolean {
+    if (this.stopped || this.failure !== undefined) return false;
+    if (this.remoteLength === undefined) return this.version > this.confirmed;
+    return this.buffer.length > 0 || this.pendingBlobs.size > 0;
+  }
+
+  private start(): void {
+    if (this.running !== undefined || !this.hasWork()) return;
+    this.running = this.loop().finally(() => {
+      this.running = undefined;
+      this.start(); // work accepted while the loop was finishing
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.hasWork()) {
+      try {
+        await this.pushOnce();
+        this.attempts = 0;
+        this.lastError = undefined;
+      } catch (error) {
+        if (this.failure !== undefined) {
+          this.emit({ type: 'mirror-diverge', key: this.key, error: this.failure });
+          for (const waiter of this.waiters.splice(0)) waiter.reject(this.failure);
+          return;
+        }
+        this.remoteLength = undefined;
+        this.attempts += 1;
+        this.lastError = error;
+        const delayMs = retryDelay(this.settings.retry, this.attempts);
+        this.emit({ type: 'mirror-retry', key: this.key, attempt: this.attempts, delayMs, error });
+        await this.sleep(delayMs);
+      }
+    }
+  }
+
+  private sleep(milliseconds: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, milliseconds);
+      // A retry pending during an outage must not keep the process alive; flush() is how callers wait.
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    }).then(() => {
+      this.wake = undefined;
+    });
+  }
+
+  /** One batch: blobs the remote lacks, then up to `maxBatchEntries` entries. */
+  private async pushOnce(): Promise<void> {
+    if (this.remoteLength === undefined) await this.compareWithRemote();
+    const entries = this.buffer.slice(0, this.settings.maxBatchEntries);
+    const blobVersions = [...this.pendingBlobs];
+    let lastGroup: BlobWrite[] = [];
+    let bytes = 0;
+    if (blobVersions.length > 0) {
+      const present = await this.remote.hasBlobs(this.key, blobVersions.map(([hash]) => hash));
+      let groupBytes = 0;
+      for (const [hash] of blobVersions) {
+        if (present.has(hash)) continue;
+        const blob = await this.readLocalBlob(hash);
+        if (blob === undefined) continue;
+        if (lastGroup.length > 0 && groupBytes + blob.bytes.length > this.settings.maxBatchBytes) {
+          await this.remote.putBlobs(this.key, lastGroup);
+          lastGroup = [];
+          groupBytes = 0;
+        }
+        lastGroup.push(blob);
+        groupBytes += blob.bytes.length;
+        bytes += blob.bytes.length;
+      }
+    }
+    // The last group of blobs travels with the entries: one round trip, and never an entry without its blobs.
+    if (entries.length > 0) {
+      await this.remote.append(
+        this.key,
+        entries.map((item) => item.entry),
+        lastGroup,
+      );
+    } else if (lastGroup.length > 0) await this.remote.putBlobs(this.key, lastGroup);
+
+    for (const [hash, version] of blobVersions) if (this.pendingBlobs.get(hash) === version) this.pendingBlobs.delete(hash);
+    this.buffer.splice(0, entries.length);
+    this.remoteLength = (this.remoteLength ?? 0) + entries.length;
+    this.changes += 1;
+    if (entries.length > 0 || blobVersions.length > 0) {
+      this.emit({ type: 'mirror-push', key: this.key, entries: entries.length, blobs: blobVersions.length, bytes });
+    }
+    this.advanceConfirmed();
+  }
+
+  /** Reads the remote log, checks it is a prefix of the local one, and queues what it lacks. */
+  private async compareWithRemote(): Promise<void> {
+    const remoteEntries = (await this.remote.load(this.key)) ?? [];
+    await this.localQueue.run(async () => {
+      const localEntries = (await this.local.load(this.key)) ?? [];
+      const comparison = compareLogs(localEntries, remoteEntries);
+      if (comparison.kind === 'diverged') this.failure = divergedError(this.key, comparison.at);
+      else if (comparison.kind === 'remote-ahead') this.failure = remoteAheadError(this.key);
+      if (this.failure !== undefined) throw this.failure;
+      this.rebuild(localEntries, remoteEntries.length);
+    });
+  }
+
+  private rebuild(localEntries: readonly StoreEntry[], remoteLength: number): void {
+    const missing = localEntries.slice(remoteLength);
+    // Tagged with the newest version: every write accepted so far is in the local log just read.
+    this.buffer = missing.map((entry) => ({ entry, version: this.version }));
+    for (const hash of blobsNamedByEntries(missing)) if (!this.pendingBlobs.has(hash)) this.pendingBlobs.set(hash, this.version);
+    this.remoteLength = remoteLength;
+    this.changes += 1;
+    this.advanceConfirmed();
+  }
+
+  private async readLocalBlob(hash: string): Promise<BlobWrite | undefined> {
+    const bytes = await this.local.getBlob(this.key, hash);
+    // Copy only what the local store can vouch for; the session reports the same blob as unreadable there.
+    const reason = bytes === null ? 'missing from the local store' : sha256(bytes) !== hash ? 'does not match its hash in the local store' : undefined;
+    if (reason === undefined) return { hash, bytes: bytes! };
+    this.emit({ type: 'blob-skip', key: this.key, hash, reason });
+    return undefined;
+  }
+
+  /** Every write older than the oldest still pending is on the remote. */
+  private advanceConfirmed(): void {
+    let oldestPending = Infinity;
+    if (this.buffer.length > 0) oldestPending = this.buffer[0]!.version;
+    for (const version of this.pendingBlobs.values()) oldestPending = Math.min(oldestPending, version);
+    this.confirmed = oldestPending === Infinity ? this.version : oldestPending - 1;
+    for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
+      const waiter = this.waiters[index]!;
+      if (waiter.target <= this.confirmed) {
+        this.waiters.splice(index, 1);
+        waiter.resolve();
+      }
+    }
+  }
+}
