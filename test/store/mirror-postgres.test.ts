@@ -1,0 +1,201 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeProjectKey, filesystemStorage } from '../../src/index.js';
+import { MirrorFlushError, mirroredStorage, type MirroredStorage } from '../../src/store/mirror/mirrored-storage.js';
+import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
+import type { StoreEntry } from '../../src/store/storage-adapter.js';
+import { runStorageConformance } from '../../src/testing/index.js';
+import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { snapshotTree, tempProject } from '../helpers/temp-project.js';
+import { runMirrorWorker } from './helpers/run-mirror-worker.js';
+
+let server: PostgresServer;
+let admin: pg.Pool;
+const conformanceDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-mirror-conformance-'));
+beforeAll(async () => {
+  server = await startPostgres({ settings: fastTestSettings });
+  admin = new pg.Pool({ connectionString: server.connectionString });
+  admin.on('error', () => {}); // idle connections are cut when the outage test stops the server
+});
+afterAll(async () => {
+  await admin?.end();
+  await server?.destroy();
+  fs.rmSync(conformanceDirectory, { recursive: true, force: true });
+});
+
+const mirrorOverPostgres = () =>
+  mirroredStorage({
+    local: filesystemStorage({ directory: conformanceDirectory, durability: 'none' }),
+    remote: postgresStorage({ connection: server.connectionString }),
+    retry: { initialDelayMs: 20, maxDelayMs: 200 },
+  });
+
+runStorageConformance({ name: 'mirror (filesystem local, postgres remote)', create: mirrorOverPostgres, reopen: mirrorOverPostgres, describe, it });
+
+const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** Every SHA-256 a log names (backups are named by `sha256` fields). */
+function namedHashes(entries: readonly StoreEntry[]): string[] {
+  const hashes = new Set<string>();
+  JSON.stringify(entries, (name, value: unknown) => {
+    if (name === 'sha256' && typeof value === 'string') hashes.add(value);
+    return value;
+  });
+  return [...hashes];
+}
+
+/** The remote's log must be the local one exactly: same entries, one row per sequence number, none twice. */
+async function expectRemoteEqualsLocal(storage: MirroredStorage, key: { projectKey: string; sessionId: string }) {
+  const localEntries = (await storage.local.load(key))!;
+  const remoteEntries = (await storage.remote.load(key))!;
+  expect(remoteEntries).toEqual(localEntries);
+  const rows = await admin.query<{ count: string; first: string; last: string }>(
+    'SELECT count(*) AS count, min(sequence) AS first, max(sequence) AS last FROM rewindable_entries WHERE session_id = $1',
+    [key.sessionId],
+  );
+  expect(rows.rows[0]).toEqual({ count: String(localEntries.length), first: '0', last: String(localEntries.length - 1) });
+  for (const hash of namedHashes(localEntries)) expect(sha((await storage.remote.getBlob(key, hash))!)).toBe(hash);
+  return localEntries;
+}
+
+describe('mirroredStorage over PostgreSQL', () => {
+  it('the database goes away mid-session: the session keeps working locally, and the mirror catches up exactly once it returns', async () => {
+    const project = tempProject();
+    const storage = mirroredStorage({
+      local: filesystemStorage({ directory: project.store, durability: 'none' }),
+      remote: postgresStorage({ connection: server.connectionString, retryDelayMs: 20 }),
+      retry: { initialDelayMs: 50, maxDelayMs: 300 },
+    });
+    const original = randomBytes(300_000);
+    project.write('src/app.ts', 'export const version = 1;\n');
+    project.write('assets/logo.bin', original);
+    const manager = await project.open({ storage });
+    const key = { projectKey: encodeProjectKey(project.root), sessionId: manager.sessionId };
+
+    const first = await manager.checkpoint(randomUUID());
+    await manager.trackEdit('src/app.ts');
+    project.write('src/app.ts', 'export const version = 2;\n');
+    await storage.flush();
+    const beforeOutage = (await storage.remote.load(key))!.length;
+
+    await server.stop();
+    const second = await manager.checkpoint(randomUUID());
+    await manager.trackEdit('src/app.ts');
+    project.write('src/app.ts', 'export const version = 3;\n');
+    await manager.trackEdit('assets/logo.bin');
+    project.write('assets/logo.bin', randomBytes(1000));
+    await manager.trackEdit('src/new.ts');
+    project.write('src/new.ts', 'created during the outage\n');
+    const rewound = await manager.rewindFiles(second);
+    expect(rewound.canRewind).toBe(true);
+    expect(project.read('src/app.ts').toString()).toBe('export const version = 2;\n');
+    expect(project.read('assets/logo.bin')).toEqual(original);
+    expect(project.exists('src/new.ts')).toBe(false);
+    await manager.checkpoint(randomUUID());
+    await manager.trackEdit('src/app.ts');
+    project.write('src/app.ts', 'export const version = 4;\n');
+    expect(storage.status()).toMatchObject({ caughtUp: false });
+    expect(storage.status().pendingEntries).toBeGreaterThan(0);
+    const timedOut = await storage.flush({ timeoutMs: 300 }).catch((error: unknown) => error);
+    expect(MirrorFlushError.isInstance(timedOut)).toBe(true);
+
+    await server.start();
+    await storage.flush();
+    const entries = await expectRemoteEqualsLocal(storage, key);
+    expect(entries.length).toBeGreaterThan(beforeOutage);
+
+    // The remote copy alone is enough to rewind: a fresh machine's view.
+    await manager.rewindFiles(first);
+    await manager.close();
+    await storage.close();
+    const fresh = mirroredStorage({
+      local: filesystemStorage({ directory: path.join(project.outside, 'fresh-store'), durability: 'none' }),
+      remote: postgresStorage({ connection: server.connectionString }),
+    });
+    project.write('src/app.ts', 'changed after the session\n');
+    const resumed = await project.open({ storage: fresh, resume: manager.sessionId });
+    await resumed.rewindFiles(second);
+    expect(project.read('src/app.ts').toString()).toBe('export const version = 2;\n');
+    await resumed.close();
+    await fresh.close();
+  });
+
+  it('cross-host: a session written in one process, its store deleted, is resumed and rewound in another process with a fresh store', async () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-cross-host-')));
+    try {
+      const cwd = path.join(base, 'project');
+      const write = (relative: string, bytes: Buffer) => {
+        fs.mkdirSync(path.dirname(path.join(cwd, relative)), { recursive: true });
+        fs.writeFileSync(path.join(cwd, relative), bytes);
+      };
+      write('README.md', Buffer.from('# project\n'));
+      write('src/index.ts', Buffer.from('export {};\n'));
+      write('data/large.bin', randomBytes(2 * 1024 * 1024 + 5)); // a loose blob locally, a large bytea remotely
+      write('data/small.bin', Buffer.from([0, 1, 2, 0, 255]));
+      const before = snapshotTree(cwd);
+      const sessionId = randomUUID();
+      const firstMessage = randomUUID();
+      const secondMessage = randomUUID();
+      const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
+
+      const machineA = await runMirrorWorker({
+        cwd,
+        storeDir: path.join(base, 'store-a'),
+        connection: server.connectionString,
+        sessionId,
+        steps: [
+          { do: 'checkpoint', id: firstMessage },
+          { do: 'track', path: 'src/index.ts' },
+          { do: 'write', path: 'src/index.ts', base64: b64('export const answer = 42;\n') },
+          { do: 'track', path: 'data/large.bin' },
+          { do: 'write', path: 'data/large.bin', base64: b64(randomBytes(1000)) },
+          { do: 'track', path: 'data/small.bin' },
+          { do: 'remove', path: 'data/small.bin' },
+          { do: 'track', path: 'src/created.ts' },
+          { do: 'write', path: 'src/created.ts', base64: b64('new file\n') },
+          { do: 'checkpoint', id: secondMessage },
+          { do: 'track', path: 'README.md' },
+          { do: 'write', path: 'README.md', base64: b64('# rewritten\n') },
+        ],
+      });
+      expect(machineA.stderr).toBe('');
+      expect(machineA.code).toBe(0);
+      fs.rmSync(path.join(base, 'store-a'), { recursive: true, force: true });
+      expect(snapshotTree(cwd)).not.toEqual(before);
+
+      const storeB = path.join(base, 'store-b');
+      const machineB = await runMirrorWorker({
+        cwd,
+        storeDir: storeB,
+        connection: server.connectionString,
+        resume: sessionId,
+        steps: [
+          { do: 'rewind', id: firstMessage, dryRun: true },
+          { do: 'rewind', id: firstMessage },
+        ],
+      });
+      expect(machineB.stderr).toBe('');
+      expect(machineB.code).toBe(0);
+      const [preview, rewind] = machineB.lines.filter((line) => 'rewind' in line).map((line) => line.rewind as { canRewind: boolean; filesChanged?: string[] });
+      expect(preview!.canRewind).toBe(true);
+      expect(rewind!.canRewind).toBe(true);
+      expect(snapshotTree(cwd)).toEqual(before);
+
+      // Machine B's own store now holds the whole log, and the database holds B's rewind too.
+      const key = { projectKey: encodeProjectKey(cwd), sessionId };
+      const localB = filesystemStorage({ directory: storeB });
+      const remote = postgresStorage({ connection: server.connectionString });
+      const localEntries = await localB.load(key);
+      expect(localEntries?.some((entry) => entry.type === 'rewind-end')).toBe(true);
+      expect(await remote.load(key)).toEqual(localEntries);
+      await localB.close();
+      await remote.close();
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
