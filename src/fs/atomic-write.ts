@@ -16,22 +16,61 @@ const temporaryPattern = /^\..*\.[0-9a-f]{12}\.rewindable-tmp$/;
  * link at `name` is replaced, never followed.
  */
 export async function writeFileAtomically(directory: PinnedDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): Promise<void> {
+  const prepared = await prepareAtomicWrite(directory, name, bytes, mode, durable);
+  prepared.commit();
+}
+
+/** A temporary file holding the new content, not yet in place. */
+export interface PreparedWrite {
+  /** Renames the temporary file over the target name. Once. */
+  commit(): void;
+  /** Removes the temporary file; the target was never touched. */
+  discard(): void;
+}
+
+/**
+ * The first half of `writeFileAtomically`: writes (and, when `durable`,
+ * flushes) the temporary file next to `name` without touching `name` itself,
+ * so a caller can do other work (a backup) before deciding to commit or
+ * discard. `mode` is applied exactly; `'umask'` lets the process umask decide,
+ * as for any newly created file (0o666 & ~umask). `directory` must stay open
+ * until the write is committed or discarded: both go through it.
+ */
+export async function prepareAtomicWrite(directory: PinnedDirectory, name: string, bytes: Uint8Array, mode: number | 'umask', durable: boolean): Promise<PreparedWrite> {
   const temporary = `.${name.slice(0, 180)}.${randomBytes(6).toString('hex')}${temporarySuffix}`;
   const temporaryEntry = directory.entry(temporary);
-  const fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, 0o600);
+  const createMode = mode === 'umask' ? 0o666 : 0o600;
+  const fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, createMode);
   try {
     try {
       writeAll(fd, bytes);
-      fs.fchmodSync(fd, mode); // exact mode, whatever the umask
+      if (mode !== 'umask') fs.fchmodSync(fd, mode); // exact mode, whatever the umask
       if (durable) await flushFile(fd);
     } finally {
       fs.closeSync(fd);
     }
-    fs.renameSync(temporaryEntry, directory.entry(name));
   } catch (error) {
     fs.rmSync(temporaryEntry, { force: true });
     throw error;
   }
+  let settled = false;
+  return {
+    commit() {
+      if (settled) throw new Error('This prepared write was already committed or discarded.');
+      settled = true;
+      try {
+        fs.renameSync(temporaryEntry, directory.entry(name));
+      } catch (error) {
+        fs.rmSync(temporaryEntry, { force: true });
+        throw error;
+      }
+    },
+    discard() {
+      if (settled) return;
+      settled = true;
+      fs.rmSync(temporaryEntry, { force: true });
+    },
+  };
 }
 
 /**
