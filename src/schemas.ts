@@ -78,8 +78,6 @@ export const trackRecordSchema = z.object({
   path: storedPath,
   state: fileStateSchema,
   observed: observationSchema.optional(),
-  /** `scan`: found by the capture scope rather than named by a tool. */
-  source: z.enum(['tool', 'scan']).optional(),
   at: isoTime,
 });
 
@@ -153,6 +151,25 @@ export const projectMovedRecordSchema = z.object({
   at: isoTime,
 });
 
+/**
+ * First backups of many files found by one scan of the capture scope, in one
+ * compact record (a first scan can find tens of thousands).
+ */
+export const scanBackupsRecordSchema = z.object({
+  type: z.literal('scan-backups'),
+  /** The checkpoint these first backups belong to. */
+  checkpointId: z.string(),
+  /** Taken before any of the files was read: the observation time of every signature below. */
+  observedAtNs: z.string(),
+  /** Backed up as they were: [path, sha256, size, mode, stat signature]. */
+  files: z.array(z.tuple([storedPath, sha256, z.number().int().nonnegative(), z.number().int().nonnegative(), z.string()])),
+  /** Created during the turn: first backup "absent" (a rewind to before removes them). */
+  absent: z.array(storedPath),
+  /** Links found in scope: recorded as links, never read through. */
+  links: z.array(storedPath),
+  at: isoTime,
+});
+
 /** What one captured command (a shell tool) created, modified and deleted in the capture scope. */
 export const captureRecordSchema = z.object({
   type: z.literal('capture'),
@@ -189,6 +206,7 @@ export const logRecordSchema = z.discriminatedUnion('type', [
   conversationRewindRecordSchema,
   projectMovedRecordSchema,
   captureRecordSchema,
+  scanBackupsRecordSchema,
 ]);
 
 export type SessionStartRecord = z.infer<typeof sessionStartRecordSchema>;
@@ -202,6 +220,7 @@ export type MessageRecord = z.infer<typeof messageRecordSchema>;
 export type ConversationRewindRecord = z.infer<typeof conversationRewindRecordSchema>;
 export type ProjectMovedRecord = z.infer<typeof projectMovedRecordSchema>;
 export type CaptureRecord = z.infer<typeof captureRecordSchema>;
+export type ScanBackupsRecord = z.infer<typeof scanBackupsRecordSchema>;
 export type LogRecord = z.infer<typeof logRecordSchema>;
 
 export const knownRecordTypes: ReadonlySet<string> = new Set(logRecordSchema.options.map((option) => option.shape.type.value));

@@ -50,11 +50,11 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     batch,
   });
   // "Absent" backups belong to the previous turn, which exists already; store them first.
-  if (fresh.created.length > 0) await session.append(fresh.created);
+  if (fresh.created !== undefined) await session.append([fresh.created]);
   const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats: new Map(walk.entries.map((entry) => [entry.path, entry.stat])) });
   const report: ScanReport = {
     scanned: walk.entries.length,
-    firstBackups: fresh.existing.length,
+    firstBackups: (fresh.existing?.files.length ?? 0) + (fresh.existing?.links.length ?? 0),
     created: [],
     modified: [],
     deleted: [],
@@ -73,7 +73,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
       else report.modified.push(absolute);
     }
   }
-  await session.append([...prepared.records, ...fresh.existing], [...prepared.blobs, ...batch.take()]);
+  await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
   return report;
 }
 
@@ -102,7 +102,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture, 
     maxFileBytes: capture.maxFileBytes,
     batch,
   });
-  const records: LogRecord[] = [...fresh.created, ...fresh.existing];
+  const records: LogRecord[] = [fresh.created, fresh.existing].filter((record) => record !== undefined);
   if (records.length > 0) await session.append(records, batch.take());
   session.state.lastScanStartedAtNs = startedAtNs;
   return { startedAtNs, signatures: new Map(walk.entries.map((entry) => [entry.path, statSignature(entry.stat)])), overCap: fresh.overCap };

@@ -1,19 +1,18 @@
 import fs from 'node:fs';
 import { noFollow } from '../fs/pinned-directory.js';
-import { observe, wallClockNs } from '../fs/stat-signature.js';
-import type { TrackRecord } from '../schemas.js';
+import { statSignature, wallClockNs } from '../fs/stat-signature.js';
+import type { ScanBackupsRecord } from '../schemas.js';
 import type { BlobBatch } from '../store/blob-batch.js';
 import { sha256 } from '../store/session-log.js';
 import type { Session } from '../session/session.js';
 import { now } from '../session/clock.js';
-import { mapConcurrently } from '../util/concurrency.js';
 import type { ScopeEntry } from './walk-scope.js';
 
 export interface NewFiles {
-  /** Files created since the last scan: first backup "absent", so a rewind deletes them. */
-  created: TrackRecord[];
-  /** Files that were there before (first scan, or no longer excluded): first backup is their content. */
-  existing: TrackRecord[];
+  /** Files created since the previous scan: first backup "absent", in the turn they appeared in. */
+  created: ScanBackupsRecord | undefined;
+  /** Files that were there before (the first scan, or found but left out last time): first backup is their content. */
+  existing: ScanBackupsRecord | undefined;
   overCap: Array<{ path: string; size: number }>;
 }
 
@@ -36,59 +35,65 @@ export interface TrackNewFilesOptions {
  * appeared since the previous scan (created, or renamed or moved in): its
  * state before was "absent", and a rewind removes it, as restoring a shadow
  * git commit would. Files of the first scan, and files the previous scan found
- * but left out, were there before: they are backed up as they are. Contents
- * are read concurrently and marked for compression, since a first scan stores
- * the whole scope at once.
+ * but left out, were there before: they are backed up as they are, marked for
+ * compression, since a first scan stores the whole scope at once.
  */
 export async function trackNewFiles(session: Session, entries: readonly ScopeEntry[], options: TrackNewFilesOptions): Promise<NewFiles> {
-  const result: NewFiles = { created: [], existing: [], overCap: [] };
-  const fresh = entries.filter((entry) => !session.state.paths.has(entry.path) && (entry.stat.isFile() || entry.stat.isSymbolicLink()));
-  const toRead: ScopeEntry[] = [];
-  for (const entry of fresh) {
+  const observedAtNs = wallClockNs();
+  const created: string[] = [];
+  const existing: ScanBackupsRecord['files'] = [];
+  const links: string[] = [];
+  const overCap: NewFiles['overCap'] = [];
+  for (const entry of entries) {
+    if (session.state.paths.has(entry.path) || !(entry.stat.isFile() || entry.stat.isSymbolicLink())) continue;
     if (options.scannedBefore && options.createdDuring !== undefined && !options.leftOutBefore.has(entry.path)) {
-      result.created.push(trackRecord(session, entry.path, { kind: 'absent' }, options.createdDuring));
+      created.push(session.storedPath(entry.path));
     } else if (entry.stat.isSymbolicLink()) {
-      result.existing.push(trackRecord(session, entry.path, { kind: 'symlink' }, options.existingAt));
+      links.push(session.storedPath(entry.path));
     } else if (entry.stat.size > BigInt(options.maxFileBytes)) {
-      result.overCap.push({ path: entry.path, size: Number(entry.stat.size) });
+      overCap.push({ path: entry.path, size: Number(entry.stat.size) });
     } else {
-      toRead.push(entry);
+      const content = readEntry(entry);
+      if (content === undefined) continue; // gone or replaced since the walk: the checkpoint sees what is there
+      const hash = sha256(content.bytes);
+      const state = { kind: 'file' as const, sha256: hash, size: content.bytes.length, mode: Number(content.stat.mode & 0o7777n) };
+      await session.queueBackup({ state, content: content.bytes }, options.batch, undefined, true);
+      existing.push([session.storedPath(entry.path), hash, state.size, state.mode, statSignature(content.stat)]);
     }
   }
-  const read = await mapConcurrently(toRead, 8, (entry) => readEntry(entry));
-  for (let index = 0; index < toRead.length; index += 1) {
-    const entry = toRead[index]!;
-    const content = read[index];
-    if (content === undefined) continue; // gone or replaced since the walk: the checkpoint will see what is there
-    const state = { kind: 'file' as const, sha256: sha256(content.bytes), size: content.bytes.length, mode: Number(content.stat.mode & 0o7777n) };
-    const observed = observe(content.stat, content.atNs);
-    await session.queueBackup({ state, observed, content: content.bytes }, options.batch, undefined, true);
-    result.existing.push({ ...trackRecord(session, entry.path, state, options.existingAt), observed });
-  }
-  return result;
+  const record = (checkpointId: string, part: Pick<ScanBackupsRecord, 'files' | 'absent' | 'links'>): ScanBackupsRecord => ({
+    type: 'scan-backups',
+    checkpointId,
+    observedAtNs: observedAtNs.toString(),
+    ...part,
+    at: now(),
+  });
+  return {
+    created: created.length > 0 ? record(options.createdDuring!, { files: [], absent: created, links: [] }) : undefined,
+    existing: existing.length > 0 || links.length > 0 ? record(options.existingAt, { files: existing, absent: [], links }) : undefined,
+    overCap,
+  };
 }
 
-function trackRecord(session: Session, absolute: string, state: TrackRecord['state'], checkpointId: string): TrackRecord {
-  return { type: 'track', checkpointId, path: session.storedPath(absolute), state, source: 'scan', at: now() };
-}
-
-/** Reads a file the walk found, without following links, and only if it is still the same file. */
-async function readEntry(entry: ScopeEntry): Promise<{ bytes: Buffer; stat: fs.BigIntStats; atNs: bigint } | undefined> {
-  const atNs = wallClockNs();
-  let handle: fs.promises.FileHandle;
+/**
+ * Reads a file the walk found, without following links, and only if it is
+ * still the same file (same inode) and was not written to while being read.
+ */
+function readEntry(entry: ScopeEntry): { bytes: Buffer; stat: fs.BigIntStats } | undefined {
+  let fd: number;
   try {
-    handle = await fs.promises.open(entry.path, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
+    fd = fs.openSync(entry.path, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
   } catch {
     return undefined;
   }
   try {
-    const stat = await handle.stat({ bigint: true });
+    const stat = fs.fstatSync(fd, { bigint: true });
     if (!stat.isFile() || stat.ino !== entry.stat.ino || stat.dev !== entry.stat.dev) return undefined;
-    const bytes = await handle.readFile();
-    const after = await handle.stat({ bigint: true });
+    const bytes = fs.readFileSync(fd);
+    const after = fs.fstatSync(fd, { bigint: true });
     if (after.mtimeNs !== stat.mtimeNs || after.size !== stat.size) return undefined;
-    return { bytes, stat, atNs };
+    return { bytes, stat };
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }

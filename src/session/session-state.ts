@@ -92,7 +92,19 @@ export class SessionState {
         const checkpoint = this.checkpointsById.get(record.checkpointId);
         if (checkpoint === undefined) return;
         this.recordVersion(record.path, checkpoint.index, record.state, record.observed);
-        if (record.source === 'scan') this.paths.get(fromStoredPath(record.path, this.root))!.captured = true;
+        return;
+      }
+      case 'scan-backups': {
+        const checkpoint = this.checkpointsById.get(record.checkpointId);
+        if (checkpoint === undefined) return;
+        const first = (storedPath: string, state: FileState, observed?: Observation) => {
+          if (this.paths.has(fromStoredPath(storedPath, this.root))) return; // only first backups
+          this.recordVersion(storedPath, checkpoint.index, state, observed);
+          this.paths.get(fromStoredPath(storedPath, this.root))!.captured = true;
+        };
+        for (const [storedPath, sha256, size, mode, sig] of record.files) first(storedPath, { kind: 'file', sha256, size, mode }, { sig, atNs: record.observedAtNs });
+        for (const storedPath of record.absent) first(storedPath, { kind: 'absent' });
+        for (const storedPath of record.links) first(storedPath, { kind: 'symlink' });
         return;
       }
       case 'capture':

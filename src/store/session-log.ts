@@ -90,6 +90,7 @@ export function sha256(bytes: Uint8Array): string {
 
 /** Hashes of the backups a record names. */
 export function blobsNamedBy(record: LogRecord): string[] {
+  if (record.type === 'scan-backups') return record.files.map((file) => file[1]);
   const states: FileState[] =
     record.type === 'track' ? [record.state] : record.type === 'checkpoint' ? record.files.map((file) => file.state) : [];
   return states.flatMap((state) => (state.kind === 'file' ? [state.sha256] : []));
