@@ -1,0 +1,82 @@
+import type { CheckpointManager } from '../checkpoint-manager.js';
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { prepareAtomicWrite, type PreparedWrite } from '../fs/atomic-write.js';
+import type { TargetFile } from './target-file.js';
+import { asToolError, toolFailed } from './tool-errors.js';
+
+export interface TrackedWrite {
+  tool: string;
+  target: TargetFile;
+  bytes: Uint8Array;
+  toolCallId: string | undefined;
+}
+
+/**
+ * Backs the file up, then replaces it atomically, then records what was
+ * written.
+ *
+ * The backup (`trackEdit`) and the writing of the new content to a temporary
+ * file next to the target run at the same time, so a tracked write costs
+ * little more than an untracked one; the rename that makes the new content
+ * visible waits for the backup, so the file never changes without a durable
+ * pre-image. If tracking fails, the temporary file is removed and the target
+ * was never touched.
+ */
+export async function writeTracked(manager: CheckpointManager, request: TrackedWrite): Promise<void> {
+  const { tool, target, bytes } = request;
+  const durable = manager.durability === 'full';
+  let directory = target.directory;
+  let tracking: Promise<void>;
+  if (directory === undefined) {
+    // New directories are only created once the backup is taken, so a refused track leaves none behind.
+    await manager.trackEdit(target.path);
+    directory = createDirectories(tool, target);
+    tracking = Promise.resolve();
+  } else {
+    tracking = manager.trackEdit(target.path);
+    tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
+  }
+  let prepared: PreparedWrite;
+  try {
+    prepared = await prepareAtomicWrite(directory, target.name, bytes, target.existing?.mode ?? 'umask', durable);
+  } catch (error) {
+    await tracking.catch(() => {});
+    throw asToolError(tool, target.path, error);
+  }
+  try {
+    await tracking;
+  } catch (error) {
+    prepared.discard();
+    throw error;
+  }
+  if (!directory.isStillAtPath()) {
+    prepared.discard();
+    throw new RewindableError(
+      RewindableErrorCode.PATH_IS_LINK,
+      `${target.path} was not written: its parent directory was replaced or moved while ${tool} ran. Nothing was changed.`,
+      { details: { tool, path: target.path } },
+    );
+  }
+  try {
+    prepared.commit();
+  } catch (error) {
+    throw asToolError(tool, target.path, error);
+  }
+  if (durable) {
+    try {
+      await directory.flush();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw toolFailed(tool, `${target.path} was written, but its directory could not be flushed to disk (${reason}); the change may not survive a power cut.`, { path: target.path }, error);
+    }
+  }
+  await manager.recordWrite(target.path, { tool, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
+}
+
+function createDirectories(tool: string, target: TargetFile) {
+  try {
+    return target.createParentDirectories();
+  } catch (error) {
+    throw asToolError(tool, target.path, error);
+  }
+}
