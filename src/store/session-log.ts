@@ -70,11 +70,19 @@ export class SessionLog {
     }
   }
 
+  /**
+   * The blob's bytes, checked against its hash, or why they cannot be used
+   * (missing, damaged, not a regular file). A failed read of the store (an
+   * I/O error, permissions) is thrown as STORE_IO instead: the backup may be
+   * intact, so a rewind fails and can be retried rather than leave the file out.
+   */
   async readBlob(hash: string): Promise<BlobRead> {
     let bytes: Uint8Array | null;
     try {
       bytes = await this.storage.getBlob(this.key, hash);
     } catch (error) {
+      if (RewindableError.isInstance(error)) throw error;
+      if (isSystemError(error)) throw storeIoError(`read the backup ${hash.slice(0, 12)} of session ${this.key.sessionId}`, error);
       return { ok: false, reason: `its backup ${hash.slice(0, 12)} cannot be read (${error instanceof Error ? error.message : String(error)})` };
     }
     if (bytes === null) return { ok: false, reason: `its backup ${hash.slice(0, 12)} is missing from the store` };
@@ -82,6 +90,11 @@ export class SessionLog {
     if (sha256(buffer) !== hash) return { ok: false, reason: `its backup ${hash.slice(0, 12)} no longer matches its hash` };
     return { ok: true, bytes: buffer };
   }
+}
+
+/** An error from the operating system (it has an errno code and a syscall), as opposed to damaged content. */
+function isSystemError(error: unknown): boolean {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string';
 }
 
 export function sha256(bytes: Uint8Array): string {

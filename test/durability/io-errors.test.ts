@@ -156,3 +156,45 @@ describe('recovery of an interrupted rewind', () => {
     await reopened.close();
   });
 });
+
+describe('reading backups', () => {
+  it('an I/O error reading a backup fails the rewind (nothing changed) instead of leaving that file out', async () => {
+    const session = await twoFileSession();
+    await session.manager.close();
+    const { sandbox } = session;
+    const packs = `${sandbox.store}/blobs/packs/`;
+    const packHandles = new Set<number>();
+    let armed = false;
+    let failed = false;
+    const restore = instrumentFs(
+      ['openSync', 'readSync'],
+      (name, args) => {
+        if (armed && !failed && name === 'readSync' && packHandles.has(args[0] as number)) {
+          failed = true;
+          return errnoError('EIO', name);
+        }
+        return undefined;
+      },
+      (name, args, result) => {
+        if (name === 'openSync' && String(args[0]).startsWith(packs)) packHandles.add(result as number);
+      },
+    );
+    const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, resume: session.manager.sessionId });
+    const edited = sandbox.files();
+    let outcome: { value?: unknown; error?: unknown };
+    try {
+      armed = true;
+      outcome = { value: await manager.rewindFiles(first) };
+    } catch (error) {
+      outcome = { error };
+    } finally {
+      restore();
+    }
+    expect(failed).toBe(true);
+    expect(RewindableError.isInstance(outcome.error) && outcome.error.code, JSON.stringify(outcome.value)).toBe('STORE_IO');
+    expect(sandbox.files()).toEqual(edited);
+    await manager.rewindFiles(first); // the backup was intact all along
+    expect(sandbox.files()).toEqual({ 'a.txt': 'a original\n', 'b.txt': 'b original\n' });
+    await manager.close();
+  });
+});
