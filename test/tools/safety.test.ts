@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { failsWithoutChanges, newId, snapshotTree, toolSession, trackedPaths } from './tool-session.js';
+
+describe('the tools never write through a link or outside the project', () => {
+  async function withOutsideTarget() {
+    const session = await toolSession({ 'inside.txt': 'inside\n' });
+    const outsideFile = path.join(session.project.outside, 'target.txt');
+    fs.writeFileSync(outsideFile, 'outside\n');
+    fs.writeFileSync(path.join(session.project.outside, 'note.ipynb'), '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n');
+    return { ...session, outsideFile, outsideBefore: snapshotTree(session.project.outside) };
+  }
+
+  it('refuses a symlink inside the project that points outside; the link and its target stay as they were', async () => {
+    const { project, manager, outsideFile, outsideBefore } = await withOutsideTarget();
+    fs.symlinkSync(outsideFile, project.file('link.txt'));
+    fs.symlinkSync(path.join(project.outside, 'note.ipynb'), project.file('link.ipynb'));
+
+    const calls = [
+      () => manager.tools.write({ file_path: 'link.txt', content: 'pwned\n' }),
+      () => manager.tools.edit({ file_path: 'link.txt', old_string: 'outside', new_string: 'pwned' }),
+      () => manager.tools.notebookEdit({ notebook_path: 'link.ipynb', edit_mode: 'insert', cell_type: 'code', new_source: 'pwned' }),
+    ];
+    for (const call of calls) {
+      expect(await failsWithoutChanges(project, call)).toMatchObject({ code: 'PATH_IS_LINK', message: expect.stringContaining('symbolic link') });
+    }
+    expect(snapshotTree(project.outside)).toEqual(outsideBefore);
+    expect(fs.readlinkSync(project.file('link.txt'))).toBe(outsideFile);
+  });
+
+  it('refuses a link even when it points inside the project, and even when the path was tracked before', async () => {
+    const { project, manager } = await toolSession({ 'real.txt': 'real\n' });
+    await manager.tools.write({ file_path: 'was-file.txt', content: 'tracked\n' });
+    fs.rmSync(project.file('was-file.txt'));
+    fs.symlinkSync(project.file('real.txt'), project.file('was-file.txt'));
+    fs.symlinkSync('real.txt', project.file('relative-link.txt'));
+
+    for (const file of ['was-file.txt', 'relative-link.txt']) {
+      const error = await failsWithoutChanges(project, () => manager.tools.edit({ file_path: file, old_string: 'real', new_string: 'changed' }));
+      expect(error).toMatchObject({ code: 'PATH_IS_LINK' });
+    }
+    expect(project.read('real.txt').toString()).toBe('real\n');
+  });
+
+  it('refuses paths that leave the project: .. escapes, absolute paths, and directories linked outside', async () => {
+    const { project, manager, outsideBefore } = await withOutsideTarget();
+    fs.symlinkSync(project.outside, project.file('linked-dir'));
+    const escapes = ['../outside/target.txt', path.join(project.outside, 'target.txt'), 'linked-dir/target.txt', 'linked-dir/new.txt', 'sub/../../outside/new.txt'];
+    for (const file_path of escapes) {
+      const error = await failsWithoutChanges(project, () => manager.tools.write({ file_path, content: 'pwned\n' }));
+      expect(error).toMatchObject({ code: 'PATH_OUTSIDE_PROJECT' });
+    }
+    expect(await failsWithoutChanges(project, () => manager.tools.notebookEdit({ notebook_path: 'linked-dir/note.ipynb', cell_id: 'cell-0', new_source: 'x' }))).toMatchObject({
+      code: 'PATH_OUTSIDE_PROJECT',
+    });
+    expect(snapshotTree(project.outside)).toEqual(outsideBefore);
+  });
+
+  it('writes inside an extra root when the manager allows it', async () => {
+    const { project } = await toolSession();
+    const manager = await project.open({ extraRoots: [project.outside] });
+    await manager.checkpoint(newId());
+    await manager.tools.write({ file_path: path.join(project.outside, 'allowed.txt'), content: 'ok\n' });
+    expect(fs.readFileSync(path.join(project.outside, 'allowed.txt'), 'utf8')).toBe('ok\n');
+  });
+
+  it('refuses the store directory, directories and FIFOs', async () => {
+    const { project } = await toolSession({ 'dir/keep.txt': 'x\n' });
+    const manager = await project.open({ storeDir: project.file('.rewindable') });
+    await manager.checkpoint(newId());
+    expect(await failsWithoutChanges(project, () => manager.tools.write({ file_path: '.rewindable/evil.jsonl', content: '{}' }))).toMatchObject({ code: 'PATH_IN_STORE' });
+    expect(await failsWithoutChanges(project, () => manager.tools.write({ file_path: 'dir', content: 'x' }))).toMatchObject({ code: 'NOT_A_REGULAR_FILE' });
+    execFileSync('mkfifo', [project.file('pipe')]);
+    expect(await failsWithoutChanges(project, () => manager.tools.write({ file_path: 'pipe', content: 'x' }))).toMatchObject({
+      code: 'NOT_A_REGULAR_FILE',
+      message: expect.stringContaining('is a fifo'),
+    });
+    expect(await failsWithoutChanges(project, () => manager.tools.write({ file_path: 'dir/keep.txt/child', content: 'x' }))).toMatchObject({
+      code: 'TOOL_FAILED',
+      message: expect.stringContaining('not a directory'),
+    });
+  });
+});
+
+describe('a tool never writes unless its backup was taken', () => {
+  it('leaves the file byte-identical and no temporary file when trackEdit fails with FILE_TOO_LARGE', async () => {
+    const { project } = await toolSession();
+    const original = `${'x'.repeat(2000)}\nneedle\n`;
+    project.write('big.txt', original);
+    for (const durability of ['none', 'full'] as const) {
+      const manager = await project.open({ maxFileBytes: 1024, durability });
+      await manager.checkpoint(newId());
+      expect(await failsWithoutChanges(project, () => manager.tools.edit({ file_path: 'big.txt', old_string: 'needle', new_string: 'pin' }))).toMatchObject({
+        code: 'FILE_TOO_LARGE',
+      });
+      expect(await failsWithoutChanges(project, () => manager.tools.write({ file_path: 'big.txt', content: 'small\n' }))).toMatchObject({ code: 'FILE_TOO_LARGE' });
+    }
+    expect(project.read('big.txt').toString()).toBe(original);
+    expect(trackedPaths(project)).toEqual([]);
+  });
+
+  it('refuses before the first checkpoint, creating no file and no directory', async () => {
+    const { project } = await toolSession({ 'a.txt': 'a\n' });
+    const manager = await project.open();
+    expect(await failsWithoutChanges(project, () => manager.tools.write({ file_path: 'new/dir/b.txt', content: 'b\n' }))).toMatchObject({ code: 'NO_CHECKPOINT' });
+    expect(await failsWithoutChanges(project, () => manager.tools.edit({ file_path: 'a.txt', old_string: 'a', new_string: 'b' }))).toMatchObject({ code: 'NO_CHECKPOINT' });
+  });
+
+  it('refuses to write through a read-only session', async () => {
+    const { project, manager: writer } = await toolSession({ 'a.txt': 'a\n' });
+    const sessionId = writer.sessionId;
+    await writer.close();
+    const reader = await project.open({ resume: sessionId, readOnly: true });
+    expect(await failsWithoutChanges(project, () => reader.tools.write({ file_path: 'a.txt', content: 'b\n' }))).toMatchObject({ code: 'READ_ONLY' });
+  });
+
+  // Root writes into read-only directories, so there is no failure to observe as root.
+  it.skipIf(process.getuid?.() === 0)('reports a write that fails (a read-only directory) as TOOL_FAILED, leaving the file alone', async () => {
+    const { project, manager } = await toolSession({ 'locked/a.txt': 'a\n' });
+    fs.chmodSync(project.file('locked'), 0o555);
+    try {
+      expect(await failsWithoutChanges(project, () => manager.tools.edit({ file_path: 'locked/a.txt', old_string: 'a', new_string: 'b' }))).toMatchObject({
+        code: 'TOOL_FAILED',
+        message: expect.stringContaining('The file was left as it was'),
+      });
+    } finally {
+      fs.chmodSync(project.file('locked'), 0o755);
+    }
+  });
+
+  it('runs concurrent calls on one file one after another, so none is lost', async () => {
+    const lines = Array.from({ length: 12 }, (_, index) => `line ${index}`);
+    const { project, manager, turn } = await toolSession({ 'shared.txt': `${lines.join('\n')}\n` });
+    await Promise.all(lines.map((line) => manager.tools.edit({ file_path: 'shared.txt', old_string: `${line}\n`, new_string: `${line} edited\n` })));
+    expect(project.read('shared.txt').toString()).toBe(lines.map((line) => `${line} edited\n`).join(''));
+    await manager.rewindFiles(turn);
+    expect(project.read('shared.txt').toString()).toBe(`${lines.join('\n')}\n`);
+  });
+});
