@@ -105,10 +105,22 @@ async function applyChange(context: ApplyContext, change: PlannedChange): Promis
     } else {
       await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
     }
-    const written = fs.lstatSync(directory.entry(name), { bigint: true });
-    return { change, observed: observe(written, writtenAtNs) };
+    return { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) };
   } finally {
     directory.close();
+  }
+}
+
+/**
+ * The stat signature of a file just written, which lets the next check skip
+ * reading it. Only a shortcut: the write is done, so a failed lstat must not
+ * turn it into a failure the rollback would not know to undo.
+ */
+function signatureOfWritten(entry: string, writtenAtNs: bigint): Observation | undefined {
+  try {
+    return observe(fs.lstatSync(entry, { bigint: true }), writtenAtNs);
+  } catch {
+    return undefined;
   }
 }
 
@@ -125,7 +137,16 @@ function changeMode(entry: string, mode: number): void {
   try {
     fs.fchmodSync(fd, mode);
   } finally {
+    closeQuietly(fd);
+  }
+}
+
+/** Closes a read-only handle; its close failing cannot lose data, and must not turn a done change into a failed one. */
+function closeQuietly(fd: number): void {
+  try {
     fs.closeSync(fd);
+  } catch {
+    // Nothing to lose.
   }
 }
 

@@ -198,3 +198,34 @@ describe('reading backups', () => {
     await manager.close();
   });
 });
+
+describe('applying a rewind', () => {
+  it('a failure after a file was already replaced never leaves that file out of the rollback', async () => {
+    const { sandbox, manager } = await twoFileSession();
+    const edited = sandbox.files();
+    const original = { 'a.txt': 'a original\n', 'b.txt': 'b original\n' };
+    // Fail the first lstat after the first file is renamed into place (the signature taken after writing).
+    let renamed = false;
+    let failed = false;
+    const restore = instrumentFs(['renameSync', 'lstatSync'], (name) => {
+      if (name === 'renameSync') renamed = true;
+      else if (renamed && !failed) {
+        failed = true;
+        return errnoError('EIO', name);
+      }
+      return undefined;
+    });
+    let error: unknown;
+    try {
+      await manager.rewindFiles(first);
+    } catch (caught) {
+      error = caught;
+    } finally {
+      restore();
+    }
+    expect(failed).toBe(true);
+    // Whole before or whole after, and before if the rewind reported failure.
+    expect(sandbox.files()).toEqual(error === undefined ? original : edited);
+    await manager.close();
+  });
+});
