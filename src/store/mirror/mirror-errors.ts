@@ -1,5 +1,6 @@
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import type { SessionKey } from '../storage-adapter.js';
+import type { ReplicatorStatus } from './session-replicator.js';
 
 const flushMarker = Symbol.for('rewindable.mirror-flush-error');
 
@@ -44,5 +45,27 @@ export function remoteAheadError(key: SessionKey): RewindableError {
     `Session ${key.sessionId} went on elsewhere: the remote holds entries this machine never saw, and this machine wrote its own since. ` +
       'The mirror stopped copying it and changed neither copy; keep the one you want and delete the other.',
     { details: { sessionId: key.sessionId, projectKey: key.projectKey, reason: 'diverged' } },
+  );
+}
+
+export function remoteUnreadable(key: SessionKey, cause: unknown): RewindableError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new RewindableError(
+    RewindableErrorCode.STORE_IO,
+    `Session ${key.sessionId} has no copy on this machine, and the remote store could not be read: ${reason}. ` +
+      'Retry once the remote is reachable (a session that exists locally keeps working without it).',
+    { cause },
+  );
+}
+
+export function flushTimeoutError(status: { pendingEntries: number; pendingBlobs: number; sessions: ReplicatorStatus[] }, timeoutMs: number): MirrorFlushError {
+  const behind = status.sessions.filter((session) => session.state !== 'idle');
+  const lastError = behind.find((session) => session.lastError !== undefined)?.lastError;
+  const reason = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+  return new MirrorFlushError(
+    `The remote store did not catch up within ${timeoutMs} ms: ${status.pendingEntries} entries and ${status.pendingBlobs} blobs of ` +
+      `${behind.length} session(s) are not there yet${reason}. They are safe in the local store and the mirror keeps retrying; call flush() again later.`,
+    { pendingEntries: status.pendingEntries, pendingBlobs: status.pendingBlobs, sessions: behind.map((session) => session.key.sessionId), reason: 'flush-timeout' },
+    lastError,
   );
 }

@@ -1,9 +1,10 @@
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { SerialQueue } from '../../util/serial-queue.js';
 import { sha256 } from '../session-log.js';
-import type { SessionKey, StorageAdapter, StorageLock, StoreEntry, StoredSessionInfo } from '../storage-adapter.js';
+import type { SessionKey, StorageAdapter, StoreEntry, StoredSessionInfo } from '../storage-adapter.js';
 import { compareLogs } from './log-comparison.js';
-import { divergedError, MirrorFlushError } from './mirror-errors.js';
+import { divergedError, flushTimeoutError, remoteUnreadable } from './mirror-errors.js';
+import { lockBoth } from './mirror-lock.js';
 import type { RetrySettings } from './retry-delay.js';
 import { SessionReplicator, type ReplicatorEvent, type ReplicatorStatus } from './session-replicator.js';
 
@@ -289,7 +290,8 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
     },
   };
 
-  if (local.lock !== undefined || remote.lock !== undefined) storage.lock = (key) => lockBoth(key, local, options.lockRemote === false ? undefined : remote, emit);
+  if (local.lock !== undefined || remote.lock !== undefined) storage.lock = (key) =>
+      lockBoth(key, local, options.lockRemote === false ? undefined : remote, (error) => emit({ type: 'remote-skip', operation: 'lock', key, error }));
   if (local.listProjects !== undefined || remote.listProjects !== undefined) {
     storage.listProjects = async () => {
       const lists = await Promise.all([local.listProjects?.() ?? [], remote.listProjects?.() ?? []]);
@@ -301,55 +303,7 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
   return storage;
 }
 
-/** The local lock, then the remote's: a session live on another machine is refused; an unreachable remote is not. */
-async function lockBoth(key: SessionKey, local: StorageAdapter, remote: StorageAdapter | undefined, emit: (event: MirrorEvent) => void): Promise<StorageLock> {
-  const localLock = await local.lock?.(key);
-  let remoteLock: StorageLock | undefined;
-  if (remote?.lock !== undefined) {
-    try {
-      remoteLock = await remote.lock(key);
-    } catch (error) {
-      if (RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_LOCKED) {
-        await localLock?.release();
-        throw error;
-      }
-      emit({ type: 'remote-skip', operation: 'lock', key, error });
-    }
-  }
-  return {
-    async release() {
-      try {
-        await remoteLock?.release();
-      } finally {
-        await localLock?.release();
-      }
-    },
-  };
-}
-
 function localDirectory(local: StorageAdapter): { directory?: string } {
   const directory = (local as { directory?: unknown }).directory;
   return typeof directory === 'string' ? { directory } : {};
-}
-
-function remoteUnreadable(key: SessionKey, cause: unknown): RewindableError {
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  return new RewindableError(
-    RewindableErrorCode.STORE_IO,
-    `Session ${key.sessionId} has no copy on this machine, and the remote store could not be read: ${reason}. ` +
-      'Retry once the remote is reachable (a session that exists locally keeps working without it).',
-    { cause },
-  );
-}
-
-function flushTimeoutError(status: MirrorStatus, timeoutMs: number): MirrorFlushError {
-  const behind = status.sessions.filter((session) => session.state !== 'idle');
-  const lastError = behind.find((session) => session.lastError !== undefined)?.lastError;
-  const reason = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-  return new MirrorFlushError(
-    `The remote store did not catch up within ${timeoutMs} ms: ${status.pendingEntries} entries and ${status.pendingBlobs} blobs of ` +
-      `${behind.length} session(s) are not there yet${reason}. They are safe in the local store and the mirror keeps retrying; call flush() again later.`,
-    { pendingEntries: status.pendingEntries, pendingBlobs: status.pendingBlobs, sessions: behind.map((session) => session.key.sessionId), reason: 'flush-timeout' },
-    lastError,
-  );
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { StoreEntry } from '../../store/storage-adapter.js';
-import { newKey, newProjectKey, type ConformanceContext } from './context.js';
+import { blobOf, newKey, newProjectKey, type ConformanceContext } from './context.js';
 
 /** Values a log entry may carry; all must come back exactly. */
 const awkwardEntry: StoreEntry = {
@@ -69,6 +69,15 @@ export function logCases({ it, withStorage, reopen }: ConformanceContext): void 
       const loaded = (await storage.load(key))!;
       (loaded[0]!.list as number[]).push(3);
       assert.deepEqual(await storage.load(key), [{ type: 'original', list: [1] }]);
+    }));
+
+  it('putBlobs(key, blobs) alone does not create the session', () =>
+    withStorage(async (storage) => {
+      const key = newKey();
+      await storage.putBlobs(key, [blobOf('a backup stored before any entry')]);
+      await storage.append(key, [], [blobOf('another one')]);
+      assert.equal(await storage.load(key), null);
+      assert.deepEqual(await storage.listSessions(key.projectKey), []);
     }));
 
   it('listSessions(projectKey) lists each session of the project once, with its mtime', () =>
