@@ -43,7 +43,7 @@ export interface ManagerTools {
  * await tools.edit({ file_path: 'README.md', old_string: 'v1', new_string: 'v2' }, { toolCallId: call.id });
  */
 export function createTools(manager: CheckpointManager, defaults: ToolOptions = {}): ManagerTools {
-  const withDefaults = (context: ToolCallContext = {}): ToolCallContext => ({ ...defaults, ...context });
+  const withDefaults = (context: ToolCallContext = {}): ToolCallContext => ({ ...context, maxContentBytes: context.maxContentBytes ?? defaults.maxContentBytes });
   return {
     write: (input, context) => writeFile(manager, input, withDefaults(context)),
     edit: (input, context) => editFile(manager, input, withDefaults(context)),
