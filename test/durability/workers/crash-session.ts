@@ -1,0 +1,91 @@
+/**
+ * Child process for the crash test. Plays the crash scenario (or reopens the
+ * session) and SIGKILLs itself just before the Nth filesystem call the
+ * library makes, so every kill point is exact and repeatable. Only calls made
+ * while a library call is running are counted; the agent's own writes are not.
+ *
+ * Usage: node crash-session.mjs '<CrashWorkerConfig as JSON>'
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { CheckpointManager } from '../../../src/index.js';
+import { filesystemStorage } from '../../../src/store/filesystem/filesystem-storage.js';
+import { checkpointIds, looseBlobMinBytes, scenarioSteps, type CrashWorkerConfig, type StepReport } from '../helpers/crash-scenario.js';
+import { instrumentFs, mutatingCalls } from '../helpers/fs-instrument.js';
+
+const config = JSON.parse(process.argv[2]!) as CrashWorkerConfig;
+let counting = false;
+let calls = 0;
+instrumentFs(mutatingCalls, () => {
+  if (!counting) return undefined;
+  calls += 1;
+  if (calls === config.killAt) process.kill(process.pid, 'SIGKILL');
+  return undefined;
+});
+
+async function library<T>(work: () => Promise<T>): Promise<T> {
+  counting = true;
+  try {
+    return await work();
+  } finally {
+    counting = false;
+  }
+}
+
+// Stdout is a pipe, and writes to pipes are synchronous on Linux: a report is out before the next kill point.
+const report = (value: StepReport | { finished: true; calls: number }) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+const storage = filesystemStorage({ directory: config.store, durability: config.durability, looseBlobMinBytes });
+const options = { cwd: config.root, storage, durability: config.durability };
+let manager: CheckpointManager | undefined;
+const undoIds = new Map<number, string>();
+
+if (config.mode === 'reopen') {
+  manager = await library(() => CheckpointManager.open({ ...options, resume: config.sessionId }));
+  await library(async () => {
+    await manager!.close();
+    await storage.close();
+  });
+} else {
+  for (const [index, step] of scenarioSteps.entries()) {
+    const done: StepReport = { step: index, calls: 0 };
+    switch (step.do) {
+      case 'open':
+        manager = await library(() => CheckpointManager.open({ ...options, sessionId: config.sessionId }));
+        break;
+      case 'checkpoint':
+        await library(() => manager!.checkpoint(checkpointIds[step.label]));
+        break;
+      case 'track': {
+        await library(() => manager!.trackEdit(step.path));
+        const file = path.join(config.root, step.path);
+        if (step.content === null) fs.rmSync(file);
+        else {
+          fs.mkdirSync(path.dirname(file), { recursive: true });
+          fs.writeFileSync(file, Buffer.from(step.content, 'latin1'));
+        }
+        break;
+      }
+      case 'record-write':
+        await library(() => manager!.recordWrite(step.path, { tool: 'Write' }));
+        break;
+      case 'rewind':
+      case 'rewind-undo': {
+        const id = step.do === 'rewind' ? checkpointIds[step.label]! : undoIds.get(step.undoOf)!;
+        const result = await library(() => manager!.rewindFiles(id));
+        undoIds.set(index, result.undoCheckpointId!);
+        done.undoCheckpointId = result.undoCheckpointId!;
+        break;
+      }
+      case 'close':
+        await library(async () => {
+          await manager!.close();
+          await storage.close();
+        });
+        break;
+    }
+    done.calls = calls;
+    report(done);
+  }
+}
+report({ finished: true, calls });
