@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { assertUuid } from '../paths.js';
+import type { LogRecord } from '../schemas.js';
 import { filesystemStorage } from '../store/filesystem/filesystem-storage.js';
 import { SessionLog } from '../store/session-log.js';
 
@@ -10,10 +11,21 @@ export interface FoundSession {
   cwd: string;
 }
 
+/** Where the session's project is: where it began, or where it last moved to. */
+function projectPathOf(records: readonly LogRecord[]): string | undefined {
+  let cwd: string | undefined;
+  for (const record of records) {
+    if (record.type === 'session-start') cwd = record.cwd;
+    else if (record.type === 'project-moved') cwd = record.to;
+  }
+  return cwd;
+}
+
 /**
  * Finds which project a session belongs to by looking through the store, so
  * commands need only the session id. The project is read from the log's
- * `session-start` record (the store's directory names are lossy encodings).
+ * `session-start` record, or its last `project-moved` record (the store's
+ * directory names are lossy encodings).
  */
 export async function findSession(storeDir: string, sessionId: string): Promise<FoundSession> {
   assertUuid(sessionId, 'session id');
@@ -23,15 +35,16 @@ export async function findSession(storeDir: string, sessionId: string): Promise<
       const sessions = await storage.listSessions(projectKey);
       if (!sessions.some((session) => session.sessionId === sessionId)) continue;
       const loaded = await new SessionLog(storage, { projectKey, sessionId }).load();
-      const start = loaded?.records.find((record) => record.type === 'session-start');
-      if (start === undefined) continue;
-      if (!fs.existsSync(start.cwd)) {
+      const cwd = projectPathOf(loaded?.records ?? []);
+      if (cwd === undefined) continue;
+      if (!fs.existsSync(cwd)) {
         throw new RewindableError(
           RewindableErrorCode.CWD_NOT_FOUND,
-          `Session ${sessionId} belongs to the project ${start.cwd}, which no longer exists. Restore or recreate that directory to use the session.`,
+          `Session ${sessionId} belongs to the project ${cwd}, which no longer exists. Restore that directory, ` +
+            'or if the project moved, resume the session once from its new directory (which moves it there).',
         );
       }
-      return { sessionId, cwd: start.cwd };
+      return { sessionId, cwd };
     }
   } finally {
     await storage.close();

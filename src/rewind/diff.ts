@@ -159,8 +159,9 @@ async function patchFor(
   goal: FileState,
   settings: { context: number; maxPatchBytes: number; timeoutMs: number; maxEditLength: number },
 ): Promise<PatchOutcome | undefined> {
-  const current = observation.state;
-  if ((current.kind !== 'file' && current.kind !== 'absent') || (goal.kind !== 'file' && goal.kind !== 'absent')) return undefined;
+  if (goal.kind !== 'file' && goal.kind !== 'absent') return undefined;
+  // Anything but a regular file (a link a shell command left, say) has no lines: the patch shows the file coming back.
+  const current: FileState = observation.state.kind === 'file' ? observation.state : { kind: 'absent' };
   if (sameState(current, goal)) return undefined;
   const none = { binary: false, tooLarge: false, tooComplex: false };
   if ((current.kind === 'file' && current.size > settings.maxPatchBytes) || (goal.kind === 'file' && goal.size > settings.maxPatchBytes)) {

@@ -98,7 +98,8 @@ function whyNoPatch(file: Extract<DiffOutput['files'][number], { action: 'restor
   const size = (side: { size: number } | null) => (side === null ? 'absent' : formatBytes(side.size));
   if (file.binary) return `binary file (now ${size(file.current)}, at the checkpoint ${size(file.target)})`;
   if (file.tooLarge) return `too large to diff (now ${size(file.current)}, at the checkpoint ${size(file.target)})`;
-  return 'the line diff was too costly to compute';
+  if (file.tooComplex) return 'the line diff was too costly to compute';
+  return 'no file content on either side';
 }
 
 function toOutput(diff: FileDiff): DiffOutput['files'][number] {

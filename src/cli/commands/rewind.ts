@@ -62,7 +62,8 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
     if (!canAsk) {
       if (invocation.json) out.json(rewindOutputSchema, preamble);
       else printPlan(invocation, preamble, 'would change');
-      out.note('Nothing was changed: there is no terminal to confirm on. Run again with --yes to rewind, or with --dry-run to only preview.');
+      const why = invocation.json ? '--json never asks for confirmation' : 'there is no terminal to confirm on';
+      out.note(`Nothing was changed: ${why}. Run again with --yes to rewind, or with --dry-run to only preview.`);
       return ExitCode.failure;
     }
     printPlan(invocation, preamble, 'would change');
