@@ -25,6 +25,32 @@ export type { ListSessionsOptions, SessionSummary, StoreLocation } from './sessi
 export { cleanup } from './store/cleanup.js';
 export type { CleanupOptions, CleanupResult } from './store/cleanup.js';
 export type { DiffOptions, FileDiff } from './rewind/diff.js';
-export type { ManagerTools } from './tools/index.js';
+export {
+  createTools,
+  defaultMaxContentBytes,
+  editFile,
+  editInputSchema,
+  editNotebook,
+  notebookEditInputSchema,
+  trackTool,
+  writeFile,
+  writeInputSchema,
+} from './tools/index.js';
+export type {
+  ChangeSummary,
+  EditInput,
+  EditResult,
+  ManagerTools,
+  NotebookEditInput,
+  NotebookEditResult,
+  PathField,
+  PathSelector,
+  ToolCallContext,
+  ToolExecutor,
+  ToolOptions,
+  TrackToolOptions,
+  WriteInput,
+  WriteResult,
+} from './tools/index.js';
 export type { CaptureOptions } from './capture/capture-options.js';
 export type { CommandChanges, ScanReport } from './capture/capture-scan.js';
