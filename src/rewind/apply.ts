@@ -101,7 +101,9 @@ async function applyChange(context: ApplyContext, change: PlannedChange): Promis
       return { change };
     }
     if (change.action === 'chmod') {
-      changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode);
+      if (!changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode)) {
+        return skip('symlink', describe('symlink'));
+      }
     } else {
       await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
     }
@@ -124,18 +126,47 @@ function signatureOfWritten(entry: string, writtenAtNs: bigint): Observation | u
   }
 }
 
-/** chmod without following a link: through an fd where the mode lets us open the file, else right after a fresh check. */
-function changeMode(entry: string, mode: number): void {
+/**
+ * chmod without following a link: through a handle opened with no-follow.
+ * Returns false when the entry is no longer a regular file. A file whose mode
+ * forbids opening it for reading is opened with O_PATH on Linux (no read
+ * access needed, and still no-follow); elsewhere it is chmodded by name right
+ * after a fresh check, the one place a link swapped in between could be followed.
+ */
+function changeMode(entry: string, mode: number): boolean {
   let fd: number;
   try {
     fd = fs.openSync(entry, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EACCES' || !fs.lstatSync(entry).isFile()) throw error;
-    fs.chmodSync(entry, mode);
-    return;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') return false;
+    if (code !== 'EACCES') throw error;
+    return changeModeWithoutReading(entry, mode);
   }
   try {
+    if (!fs.fstatSync(fd).isFile()) return false;
     fs.fchmodSync(fd, mode);
+    return true;
+  } finally {
+    closeQuietly(fd);
+  }
+}
+
+/** O_PATH has this value on every Linux architecture Node runs on. */
+const pathOnly = process.platform === 'linux' && fs.existsSync('/proc/self/fd') ? 0o10000000 : undefined;
+
+function changeModeWithoutReading(entry: string, mode: number): boolean {
+  if (pathOnly === undefined) {
+    if (!fs.lstatSync(entry).isFile()) return false;
+    fs.chmodSync(entry, mode);
+    return true;
+  }
+  const fd = fs.openSync(entry, pathOnly | noFollow);
+  try {
+    if (!fs.fstatSync(fd).isFile()) return false;
+    // fchmod refuses O_PATH handles; the /proc name of the handle reaches the very file it holds.
+    fs.chmodSync(`/proc/self/fd/${fd}`, mode);
+    return true;
   } finally {
     closeQuietly(fd);
   }
