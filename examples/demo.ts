@@ -1,39 +1,40 @@
 /**
  * `npm run demo`: a scripted agent session on a temporary project, using the
- * default local store. It takes checkpoints as user messages arrive, edits
- * files the way an agent's tools would, previews a rewind (dry run) and
- * performs it, then undoes the rewind.
+ * default local store. User messages are recorded (each takes a checkpoint),
+ * the agent edits files through the built-in tools, a shell command's changes
+ * are captured, then a dry run previews a rewind, the rewind restores the
+ * files and the conversation, and the rewind itself is undone.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { CheckpointManager, defaultStoreDirectory, encodeProjectKey, filesystemStorage, type RewindFilesResult } from '../src/index.js';
+import { CheckpointManager, defaultStoreDirectory, encodeProjectKey, filesystemStorage, type RewindFilesResult, type TranscriptMessage } from '../src/index.js';
 
-const bold = (text: string) => (process.stdout.isTTY && !process.env.NO_COLOR ? `\x1b[1m${text}\x1b[0m` : text);
+const color = process.stdout.isTTY && !process.env.NO_COLOR;
+const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[0m` : text);
+const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[0m` : text);
 const say = (text = '') => console.log(text);
 
 const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-demo-')));
 const show = (file: string) => path.relative(project, file);
-const write = (file: string, content: string) => {
-  fs.mkdirSync(path.dirname(path.join(project, file)), { recursive: true });
-  fs.writeFileSync(path.join(project, file), content);
-};
 const tree = () =>
   (fs.readdirSync(project, { recursive: true }) as string[])
     .filter((name) => fs.statSync(path.join(project, name)).isFile())
     .sort()
-    .map((name) => `    ${name.padEnd(20)} ${JSON.stringify(fs.readFileSync(path.join(project, name), 'utf8'))}`)
+    .map((name) => `    ${name.padEnd(20)} ${dim(JSON.stringify(fs.readFileSync(path.join(project, name), 'utf8')))}`)
     .join('\n');
-const printResult = (result: RewindFilesResult) => {
-  for (const file of result.files ?? []) {
-    say(`    ${file.action.padEnd(8)} ${show(file.path).padEnd(20)} +${file.insertions} -${file.deletions}`);
-  }
+const printRewind = (result: RewindFilesResult) => {
+  for (const file of result.files ?? []) say(`    ${file.action.padEnd(8)} ${show(file.path).padEnd(20)} +${file.insertions} -${file.deletions}`);
   say(`    ${result.filesChanged?.length ?? 0} files, +${result.insertions} -${result.deletions}, ${result.skippedLinks} refused`);
 };
+const printConversation = (messages: TranscriptMessage[]) => {
+  for (const message of messages) say(`    ${message.type.padEnd(9)} ${JSON.stringify(message.message)}`);
+  if (messages.length === 0) say('    (empty)');
+};
 
-write('src/greet.ts', 'export function greet(name: string) {\n  return `Hello, ${name}`;\n}\n');
-write('README.md', '# demo\n');
+fs.mkdirSync(path.join(project, 'src'));
+fs.writeFileSync(path.join(project, 'src/greet.ts'), 'export function greet(name: string) {\n  return `Hello, ${name}`;\n}\n');
+fs.writeFileSync(path.join(project, 'README.md'), '# demo\n');
 
 say(bold('rewindable demo'));
 say(`  project: ${project}`);
@@ -44,61 +45,72 @@ say(tree());
 
 const manager = await CheckpointManager.open({ cwd: project });
 
-// Turn 1: the user asks for a feature.
-const firstMessage = randomUUID();
-await manager.checkpoint(firstMessage);
+// Turn 1: a user message arrives; recording it takes its checkpoint.
+const first = await manager.recordUserMessage('Add a farewell and a test.');
 say();
-say(bold(`Turn 1 (user message ${firstMessage.slice(0, 8)}): "add a farewell and a test"`));
-await manager.trackEdit('src/greet.ts');
-write('src/greet.ts', 'export function greet(name: string) {\n  return `Hello, ${name}!`;\n}\n\nexport function farewell(name: string) {\n  return `Bye, ${name}`;\n}\n');
-say('  Edit   src/greet.ts');
-await manager.trackEdit('test/greet.test.ts');
-write('test/greet.test.ts', "import { greet } from '../src/greet';\n\nconsole.assert(greet('a') === 'Hello, a!');\n");
-say('  Write  test/greet.test.ts (new file)');
+say(bold(`Turn 1, user message ${first.uuid.slice(0, 8)}: "Add a farewell and a test."`));
+let result: { message: string } = await manager.tools.edit({
+  file_path: 'src/greet.ts',
+  old_string: '  return `Hello, ${name}`;\n}\n',
+  new_string: '  return `Hello, ${name}!`;\n}\n\nexport function farewell(name: string) {\n  return `Bye, ${name}`;\n}\n',
+});
+say(`  Edit   ${result.message}`);
+result = await manager.tools.write({ file_path: 'test/greet.test.ts', content: "import { greet } from '../src/greet';\n\nconsole.assert(greet('a') === 'Hello, a!');\n" });
+say(`  Write  ${result.message}`);
+await manager.recordMessage({ type: 'assistant', message: 'Added farewell() and a test.' });
 
-// Turn 2: the agent goes the wrong way.
-const secondMessage = randomUUID();
-await manager.checkpoint(secondMessage);
+// Turn 2: the agent goes the wrong way, with a tool and with a shell command.
+const second = await manager.recordUserMessage('Now rename everything.');
 say();
-say(bold(`Turn 2 (user message ${secondMessage.slice(0, 8)}): "now rename everything"`));
-await manager.trackEdit('src/greet.ts');
-write('src/greet.ts', 'export const hi = (n: string) => `Hi ${n}`;\n');
-say('  Edit   src/greet.ts');
-await manager.trackEdit('README.md');
-fs.rmSync(path.join(project, 'README.md'));
-say('  Delete README.md');
+say(bold(`Turn 2, user message ${second.uuid.slice(0, 8)}: "Now rename everything."`));
+result = await manager.tools.write({ file_path: 'src/greet.ts', content: 'export const hi = (n: string) => `Hi ${n}`;\n' });
+say(`  Write  ${result.message}`);
+const shell = await manager.captureChanges(() => fs.rmSync(path.join(project, 'README.md')), { label: 'rm README.md' });
+say(`  Bash   rm README.md  (captured: deleted ${shell.changes.deleted.map(show).join(', ')})`);
+await manager.recordMessage({ type: 'assistant', message: 'Renamed greet() to hi() and removed the README.' });
 say();
 say(bold('Files now'));
 say(tree());
+say();
+say(bold('Conversation now'));
+printConversation(await manager.getTranscript());
 
 say();
-say(bold(`Checkpoints (${(await manager.listCheckpoints()).length})`));
+say(bold('Checkpoints'));
 for (const checkpoint of await manager.listCheckpoints()) {
-  say(`    ${checkpoint.id}  ${checkpoint.createdAt}  ${checkpoint.files.map(show).join(', ')}`);
+  say(`    ${checkpoint.id}  ${checkpoint.createdAt}  ${checkpoint.files.map(show).join(', ') || '(no files yet)'}`);
 }
 
 say();
-say(bold('Dry run: rewind to before turn 1'));
-const preview = await manager.rewindFiles(firstMessage, { dryRun: true });
-printResult(preview);
-say('    (a dry run: nothing on disk changed)');
-
+say(bold('Dry run: rewind files and conversation to before turn 1'));
+const preview = await manager.rewind(first.uuid, { dryRun: true });
+printRewind(preview.files!);
+say(`    status: ${preview.status}; nothing on disk or in the conversation changed`);
 await manager.close();
 
-// A new manager (as a new process would) resumes the session from disk and rewinds.
+// A new manager, as a new process would, resumes the session from disk and rewinds there.
 const resumed = await CheckpointManager.open({ cwd: project, resume: manager.sessionId });
 say();
-say(bold('Rewind to before turn 1 (in a resumed session)'));
-const rewind = await resumed.rewindFiles(firstMessage);
-printResult(rewind);
+say(bold('Rewind to before turn 2, files only (in a resumed session)'));
+const filesOnly = await resumed.rewind(second.uuid, { scope: 'files' });
+printRewind(filesOnly.files!);
+say();
+say(bold('Rewind to before turn 1, files and conversation'));
+const both = await resumed.rewind(first.uuid, { scope: 'both' });
+printRewind(both.files!);
+say(`    status: ${both.status}; conversation now:`);
+printConversation(both.conversation!.messages);
+say(`    (the rewound prompt, to offer for editing: ${JSON.stringify(both.conversation!.rewoundMessage.message)})`);
 say();
 say(bold('Files after the rewind'));
 say(tree());
 
 say();
-say(bold(`Undo the rewind (checkpoint ${rewind.undoCheckpointId?.slice(0, 8)}, taken just before it)`));
-printResult(await resumed.rewindFiles(rewind.undoCheckpointId!));
+say(bold(`Undo the last rewind (checkpoint ${both.files!.undoCheckpointId!.slice(0, 8)}, taken just before it)`));
+printRewind(await resumed.rewindFiles(both.files!.undoCheckpointId!));
 say(tree());
+const [oldBranch] = await resumed.listBranches();
+say(`    the conversation's old branch is still readable: ${oldBranch!.length} messages, ending with ${JSON.stringify((await resumed.getTranscript({ leafUuid: oldBranch!.leafUuid })).at(-1)!.message)}`);
 await resumed.close();
 
 // Leave no trace: remove the demo project and its session from the store.
