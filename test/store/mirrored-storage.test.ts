@@ -129,10 +129,30 @@ describe('mirroredStorage', () => {
     const storage = mirroredStorage({ local, remote: first.remoteStore, retry: fastRetry });
     expect(await storage.load(key)).toEqual([{ type: 'written elsewhere', n: 1 }, { type: 'written elsewhere', n: 2 }]);
     expect(await local.load(key)).toBeNull(); // reading copies nothing down
+    await storage.putBlobs(key, [blobOf('stored before the first entry, as a large checkpoint does')]);
     await storage.append(key, [{ type: 'written here' }]);
     expect(await local.load(key)).toEqual([{ type: 'written elsewhere', n: 1 }, { type: 'written elsewhere', n: 2 }, { type: 'written here' }]);
     await storage.flush();
     expect(await first.remoteStore.load(key)).toEqual(await local.load(key));
+    expect(await first.remoteStore.hasBlobs(key, [blobOf('stored before the first entry, as a large checkpoint does').hash])).toHaveProperty('size', 1);
+  });
+
+  it('a write that could not bring a stale local copy up to date is caught as a divergence, never copied', async () => {
+    const remoteStore = memoryStorage();
+    const key = newKey();
+    await remoteStore.append(key, [{ type: 'one' }, { type: 'two, written elsewhere' }]);
+    const local = memoryStorage();
+    await local.append(key, [{ type: 'one' }]);
+    const remote = faultyStorage(remoteStore);
+    const events: MirrorEvent[] = [];
+    const storage = mirroredStorage({ local, remote, retry: fastRetry, onEvent: (event) => events.push(event) });
+    remote.down = true;
+    expect(await storage.load(key)).toEqual([{ type: 'one' }]); // local first while the remote is down
+    await storage.append(key, [{ type: 'two, written here' }]);
+    remote.down = false;
+    await expect(storage.flush()).rejects.toMatchObject({ code: 'STORE_IO', details: { reason: 'diverged', divergedAt: 2 } });
+    expect(events.some((event) => event.type === 'mirror-diverge')).toBe(true);
+    expect(await remoteStore.load(key)).toEqual([{ type: 'one' }, { type: 'two, written elsewhere' }]);
   });
 
   it('getBlob(key, hash) fetches a blob from the remote and keeps it locally only when its hash checks out', async () => {

@@ -38,16 +38,6 @@ export function divergedError(key: SessionKey, at: number): RewindableError {
   );
 }
 
-/** The remote holds entries the local copy lacks, but the local copy was written to meanwhile. */
-export function remoteAheadError(key: SessionKey): RewindableError {
-  return new RewindableError(
-    RewindableErrorCode.STORE_IO,
-    `Session ${key.sessionId} went on elsewhere: the remote holds entries this machine never saw, and this machine wrote its own since. ` +
-      'The mirror stopped copying it and changed neither copy; keep the one you want and delete the other.',
-    { details: { sessionId: key.sessionId, projectKey: key.projectKey, reason: 'diverged' } },
-  );
-}
-
 export function remoteUnreadable(key: SessionKey, cause: unknown): RewindableError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new RewindableError(

@@ -79,6 +79,7 @@ export interface MirroredStorage extends StorageAdapter {
 
 interface MirroredSession {
   queue: SerialQueue;
+  /** Replaced when the session is deleted, so writes queued behind the delete start a fresh copy. */
   replicator: SessionReplicator;
   /** Local and remote logs were compared in this process (or the remote could not be reached to do it). */
   compared: boolean;
@@ -138,6 +139,13 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
     return session;
   }
 
+  /** A fresh replicator for a session whose copies were just deleted; writes queued behind the delete use it. */
+  function restartReplicator(key: SessionKey, session: MirroredSession): void {
+    session.replicator = new SessionReplicator(key, local, remote, session.queue, settings, emit);
+    session.compared = false;
+    session.behindRemote = false;
+  }
+
   /**
    * Compares the two logs (inside the session's queue). With `catchUp`, a
    * local copy that lacks the remote's last entries gets them, so local writes
@@ -161,6 +169,7 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
     if (comparison.kind === 'diverged') throw divergedError(key, comparison.at);
     session.compared = true;
     if (comparison.kind !== 'remote-ahead') {
+      session.behindRemote = false;
       session.replicator.compared(localEntries ?? [], remoteEntries?.length ?? 0, generation);
       return localEntries;
     }
@@ -216,9 +225,11 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
       await session.queue.run(async () => {
         // No push may land after the remote copy is gone.
         await session.replicator.stop();
-        sessions.delete(JSON.stringify([key.projectKey, key.sessionId]));
+        restartReplicator(key, session);
         await local.delete(key);
         await remote.delete(key);
+        session.replicator.compared([], 0, session.replicator.generation);
+        session.compared = true;
       });
     },
 
@@ -290,8 +301,10 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
     },
   };
 
-  if (local.lock !== undefined || remote.lock !== undefined) storage.lock = (key) =>
-      lockBoth(key, local, options.lockRemote === false ? undefined : remote, (error) => emit({ type: 'remote-skip', operation: 'lock', key, error }));
+  const lockedRemote = options.lockRemote === false ? undefined : remote;
+  if (local.lock !== undefined || lockedRemote?.lock !== undefined) {
+    storage.lock = (key) => lockBoth(key, local, lockedRemote, (error) => emit({ type: 'remote-skip', operation: 'lock', key, error }));
+  }
   if (local.listProjects !== undefined || remote.listProjects !== undefined) {
     storage.listProjects = async () => {
       const lists = await Promise.all([local.listProjects?.() ?? [], remote.listProjects?.() ?? []]);

@@ -1,8 +1,8 @@
+import type { SerialQueue } from '../../util/serial-queue.js';
 import { sha256 } from '../session-log.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StoreEntry } from '../storage-adapter.js';
-import type { SerialQueue } from '../../util/serial-queue.js';
 import { blobsNamedByEntries, compareLogs } from './log-comparison.js';
-import { divergedError, remoteAheadError } from './mirror-errors.js';
+import { divergedError } from './mirror-errors.js';
 import { retryDelay, type RetrySettings } from './retry-delay.js';
 
 export interface ReplicatorSettings {
@@ -40,14 +40,16 @@ interface Versioned {
  * may name (read back from the local store, so an outage holds no blob bytes
  * in memory).
  *
- * After any failure the replicator forgets where the remote stands and, on
- * the next attempt, reads the remote log and compares it with the local one:
- * an append that was applied but never acknowledged is then seen as applied,
- * so nothing is sent twice, and nothing is skipped.
+ * After any failure the replicator forgets where the remote stands; before it
+ * sends entries again it reads the remote log and compares it with the local
+ * one. An append that was applied but never acknowledged is then seen as
+ * applied, so nothing is sent twice, and nothing is skipped.
  */
 export class SessionReplicator {
-  /** Entries the remote holds, or undefined until the logs have been compared. */
+  /** Entries the remote holds, or undefined when unknown (after a failure, or while the local copy is behind). */
   private remoteLength: number | undefined;
+  /** The remote may lack entries this replicator does not know of (it could not be read): compare before idling. */
+  private needsComparison = false;
   private buffer: Versioned[] = [];
   private readonly pendingBlobs = new Map<string, number>();
   private version = 0;
@@ -89,18 +91,17 @@ export class SessionReplicator {
   /**
    * The logs were compared elsewhere (on load, inside the local queue): the
    * remote held the first `remoteLength` of `localEntries` when `generation`
-   * was current. Ignored if a push ran since; the replicator then compares
-   * for itself.
+   * was current. Ignored if a push ran since or is running: the replicator's
+   * own view is then the newer one.
    */
   compared(localEntries: readonly StoreEntry[], remoteLength: number, generation: number): void {
     if (this.running === undefined && generation === this.changes) this.rebuild(localEntries, remoteLength);
-    else this.remoteLength = undefined;
     this.start();
   }
 
-  /** Forgets where the remote stands; the next attempt compares the logs again. */
+  /** The remote could not be read to compare the logs: compare as soon as it can be. */
   forget(): void {
-    this.remoteLength = undefined;
+    this.needsComparison = true;
     this.start();
   }
 
@@ -108,21 +109,21 @@ export class SessionReplicator {
   caughtUp(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     const target = this.version;
-    if (this.confirmed >= target || this.stopped) return Promise.resolve();
-    this.retryNow();
+    if (this.stopped || this.isConfirmed(target)) return Promise.resolve();
+    this.wake?.(); // a flush asks for an attempt now rather than after the backoff
     return new Promise((resolve, reject) => this.waiters.push({ target, resolve, reject }));
   }
 
   /** Stops copying (the session was deleted, or the mirror closed) and waits for an attempt in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.retryNow();
+    this.wake?.();
     await this.running;
     for (const waiter of this.waiters.splice(0)) waiter.resolve();
   }
 
   status(): ReplicatorStatus {
-    const pending = this.buffer.length > 0 || this.pendingBlobs.size > 0 || this.version > this.confirmed;
+    const pending = this.buffer.length > 0 || this.pendingBlobs.size > 0 || this.needsComparison;
     return {
       key: this.key,
       state: this.failure !== undefined ? 'diverged' : this.attempts > 0 ? 'retrying' : pending ? 'pushing' : 'idle',
@@ -133,15 +134,13 @@ export class SessionReplicator {
     };
   }
 
-  /** Cuts a backoff wait short (flush() asks for an attempt now). */
-  private retryNow(): void {
-    this.wake?.();
+  private isConfirmed(target: number): boolean {
+    return this.confirmed >= target && !this.needsComparison;
   }
 
   private hasWork(): boolean {
     if (this.stopped || this.failure !== undefined) return false;
-    if (this.remoteLength === undefined) return this.version > this.confirmed;
-    return this.buffer.length > 0 || this.pendingBlobs.size > 0;
+    return this.needsComparison || this.buffer.length > 0 || this.pendingBlobs.size > 0;
   }
 
   private start(): void {
@@ -189,58 +188,63 @@ export class SessionReplicator {
     });
   }
 
-  /** One batch: blobs the remote lacks, then up to `maxBatchEntries` entries. */
+  /** One round: the blobs the remote lacks, then up to `maxBatchEntries` entries. */
   private async pushOnce(): Promise<void> {
-    if (this.remoteLength === undefined) await this.compareWithRemote();
-    const entries = this.buffer.slice(0, this.settings.maxBatchEntries);
+    if (this.needsComparison || (this.remoteLength === undefined && this.buffer.length > 0)) await this.compareWithRemote();
+    // Entries need the remote's position; with the local copy behind the remote there is none (and nothing of ours to send).
+    const remoteLength = this.remoteLength;
+    const entries = remoteLength === undefined ? [] : this.buffer.slice(0, this.settings.maxBatchEntries);
     const blobVersions = [...this.pendingBlobs];
-    let lastGroup: BlobWrite[] = [];
-    let bytes = 0;
-    if (blobVersions.length > 0) {
-      const present = await this.remote.hasBlobs(this.key, blobVersions.map(([hash]) => hash));
-      let groupBytes = 0;
-      for (const [hash] of blobVersions) {
-        if (present.has(hash)) continue;
-        const blob = await this.readLocalBlob(hash);
-        if (blob === undefined) continue;
-        if (lastGroup.length > 0 && groupBytes + blob.bytes.length > this.settings.maxBatchBytes) {
-          await this.remote.putBlobs(this.key, lastGroup);
-          lastGroup = [];
-          groupBytes = 0;
-        }
-        lastGroup.push(blob);
-        groupBytes += blob.bytes.length;
-        bytes += blob.bytes.length;
+    let group: BlobWrite[] = [];
+    let groupBytes = 0;
+    let blobsSent = 0;
+    let bytesSent = 0;
+    const present = blobVersions.length === 0 ? new Set<string>() : await this.remote.hasBlobs(this.key, blobVersions.map(([hash]) => hash));
+    for (const [hash] of blobVersions) {
+      if (present.has(hash)) continue;
+      const blob = await this.readLocalBlob(hash);
+      if (blob === undefined) continue;
+      if (group.length > 0 && groupBytes + blob.bytes.length > this.settings.maxBatchBytes) {
+        await this.remote.putBlobs(this.key, group);
+        [group, groupBytes] = [[], 0];
       }
+      group.push(blob);
+      groupBytes += blob.bytes.length;
+      blobsSent += 1;
+      bytesSent += blob.bytes.length;
     }
     // The last group of blobs travels with the entries: one round trip, and never an entry without its blobs.
-    if (entries.length > 0) {
-      await this.remote.append(
-        this.key,
-        entries.map((item) => item.entry),
-        lastGroup,
-      );
-    } else if (lastGroup.length > 0) await this.remote.putBlobs(this.key, lastGroup);
+    if (entries.length > 0) await this.remote.append(this.key, entries.map((item) => item.entry), group);
+    else if (group.length > 0) await this.remote.putBlobs(this.key, group);
 
     for (const [hash, version] of blobVersions) if (this.pendingBlobs.get(hash) === version) this.pendingBlobs.delete(hash);
     this.buffer.splice(0, entries.length);
-    this.remoteLength = (this.remoteLength ?? 0) + entries.length;
+    if (remoteLength !== undefined) this.remoteLength = remoteLength + entries.length;
     this.changes += 1;
-    if (entries.length > 0 || blobVersions.length > 0) {
-      this.emit({ type: 'mirror-push', key: this.key, entries: entries.length, blobs: blobVersions.length, bytes });
-    }
+    if (entries.length > 0 || blobsSent > 0) this.emit({ type: 'mirror-push', key: this.key, entries: entries.length, blobs: blobsSent, bytes: bytesSent });
     this.advanceConfirmed();
   }
 
-  /** Reads the remote log, checks it is a prefix of the local one, and queues what it lacks. */
+  /** Reads the remote log, checks the two logs agree, and queues what the remote lacks. */
   private async compareWithRemote(): Promise<void> {
     const remoteEntries = (await this.remote.load(this.key)) ?? [];
     await this.localQueue.run(async () => {
       const localEntries = (await this.local.load(this.key)) ?? [];
       const comparison = compareLogs(localEntries, remoteEntries);
-      if (comparison.kind === 'diverged') this.failure = divergedError(this.key, comparison.at);
-      else if (comparison.kind === 'remote-ahead') this.failure = remoteAheadError(this.key);
-      if (this.failure !== undefined) throw this.failure;
+      if (comparison.kind === 'diverged') {
+        this.failure = divergedError(this.key, comparison.at);
+        throw this.failure;
+      }
+      this.needsComparison = false;
+      if (comparison.kind === 'remote-ahead') {
+        // The session went on elsewhere: everything this machine has is on the remote already. Local
+        // writes bring the local copy up to date first; one that could not is caught as a divergence.
+        this.buffer = [];
+        this.remoteLength = undefined;
+        this.changes += 1;
+        this.advanceConfirmed();
+        return;
+      }
       this.rebuild(localEntries, remoteEntries.length);
     });
   }
@@ -272,7 +276,7 @@ export class SessionReplicator {
     this.confirmed = oldestPending === Infinity ? this.version : oldestPending - 1;
     for (let index = this.waiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.waiters[index]!;
-      if (waiter.target <= this.confirmed) {
+      if (this.isConfirmed(waiter.target)) {
         this.waiters.splice(index, 1);
         waiter.resolve();
       }
