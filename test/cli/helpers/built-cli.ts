@@ -10,6 +10,8 @@ const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '.
 export interface BuiltCli {
   /** The executable file (`cli.js`, with its shebang). */
   bin: string;
+  /** An empty HOME for its runs, so a test never reads or writes the real ~/.rewindable. */
+  home: string;
   remove(): void;
 }
 
@@ -37,7 +39,8 @@ export async function buildCli(): Promise<BuiltCli> {
   });
   fs.writeFileSync(path.join(directory, 'package.json'), JSON.stringify({ type: 'module' }));
   fs.symlinkSync(path.join(repository, 'node_modules'), path.join(directory, 'node_modules'));
-  return { bin: path.join(directory, 'cli.js'), remove: () => fs.rmSync(directory, { recursive: true, force: true }) };
+  fs.mkdirSync(path.join(directory, 'home'));
+  return { bin: path.join(directory, 'cli.js'), home: path.join(directory, 'home'), remove: () => fs.rmSync(directory, { recursive: true, force: true }) };
 }
 
 export interface CliRun {
@@ -48,18 +51,14 @@ export interface CliRun {
 
 export interface CliRunOptions {
   cwd?: string;
-  /** Added to a clean environment (no colour variables, no REWINDABLE_HOME, HOME in a temp dir). */
+  /** Added to a clean environment (no colour variables, no REWINDABLE_HOME, an empty HOME). */
   env?: Record<string, string>;
   /** Written to stdin, which is then closed. */
   input?: string;
 }
 
-/** A fresh HOME so that a test never reads or writes the real ~/.rewindable. */
-const home = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-cli-home-'));
-process.on('exit', () => fs.rmSync(home, { recursive: true, force: true }));
-
-export function cleanEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const environment: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+function cleanEnvironment(cli: BuiltCli, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const environment: NodeJS.ProcessEnv = { ...process.env, HOME: cli.home };
   for (const name of ['NO_COLOR', 'FORCE_COLOR', 'REWINDABLE_HOME', 'REWINDABLE_DEBUG']) delete environment[name];
   return { ...environment, ...extra };
 }
@@ -67,7 +66,7 @@ export function cleanEnvironment(extra: Record<string, string> = {}): NodeJS.Pro
 /** Runs the built binary as its own executable (so the shebang is exercised), with pipes for stdio. */
 export function runCli(cli: BuiltCli, args: string[], options: CliRunOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cli.bin, args, { cwd: options.cwd ?? os.tmpdir(), env: cleanEnvironment(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cli.bin, args, { cwd: options.cwd ?? os.tmpdir(), env: cleanEnvironment(cli, options.env), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -89,7 +88,7 @@ export const canRunInTerminal = spawnSync('script', ['-qec', 'true', '/dev/null'
 export function runCliInTerminal(cli: BuiltCli, args: string[], options: CliRunOptions = {}): Promise<{ code: number | null; output: string }> {
   const command = [cli.bin, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd ?? os.tmpdir(), env: cleanEnvironment({ TERM: 'xterm', ...options.env }) });
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd ?? os.tmpdir(), env: cleanEnvironment(cli, { TERM: 'xterm', ...options.env }) });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
