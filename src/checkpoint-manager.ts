@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { v4 as uuidv4 } from 'uuid';
 import { RewindableError, RewindableErrorCode } from './errors.js';
 import { assertUuid, canonicalLocation, canonicalPath, encodeProjectKey, isUuid, type PathScope } from './paths.js';
@@ -17,7 +18,8 @@ import { observePath } from './session/observe-path.js';
 import { listSessions } from './session/list-sessions.js';
 import { now, Session } from './session/session.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
-import { blobsNamedBy, SessionLog } from './store/session-log.js';
+import { fileTypeOf } from './fs/inspect-path.js';
+import { blobsNamedBy, SessionLog, sha256 } from './store/session-log.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
 import { SerialQueue } from './util/serial-queue.js';
 
@@ -70,6 +72,8 @@ export interface RecordWriteOptions {
   tool?: string;
   /** The framework's id of the tool call. */
   toolCallId?: string;
+  /** The bytes the tool wrote, when it has them: saves reading the file back. */
+  content?: Uint8Array;
 }
 
 /**
@@ -336,7 +340,7 @@ export class CheckpointManager {
     await this.queue.run(async () => {
       const tracked = session.state.paths.get(absolute);
       if (tracked === undefined) return;
-      const observation = observePath(absolute, undefined, { maxBytes: this.options.maxFileBytes, read: 'always' });
+      const observation = details.content !== undefined ? writtenState(absolute, details.content) : observePath(absolute, undefined, { maxBytes: this.options.maxFileBytes, read: 'always' });
       await session.append(
         [
           {
@@ -590,6 +594,19 @@ export class CheckpointManager {
     }
     return new RewindableError(RewindableErrorCode.CHECKPOINT_NOT_FOUND, checkpointNotFoundMessage, { details: { id } });
   }
+}
+
+/** The state a tool just wrote, from its own bytes and one lstat (the mode, and that no link took the file's place). */
+function writtenState(absolute: string, content: Uint8Array): { state: FileState; observed?: undefined } {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(absolute);
+  } catch {
+    return { state: { kind: 'absent' } };
+  }
+  if (stat.isSymbolicLink()) return { state: { kind: 'symlink' } };
+  if (!stat.isFile()) return { state: { kind: 'not-regular', fileType: fileTypeOf(stat) } };
+  return { state: { kind: 'file', sha256: sha256(content), size: content.length, mode: stat.mode & 0o7777 } };
 }
 
 /** With `enabled: false` nothing is stored; the caller still gets the message back. */

@@ -70,7 +70,7 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
       throw toolFailed(tool, `${target.path} was written, but its directory could not be flushed to disk (${reason}); the change may not survive a power cut.`, { path: target.path }, error);
     }
   }
-  await manager.recordWrite(target.path, { tool, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
+  await manager.recordWrite(target.path, { tool, content: bytes, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
 }
 
 function createDirectories(tool: string, target: TargetFile) {

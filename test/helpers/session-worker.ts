@@ -50,6 +50,7 @@ try {
         say({ signal: step.text });
         break;
       case 'hang':
+        setInterval(() => {}, 1 << 30); // a pending promise alone does not keep Node running
         await new Promise(() => {});
         break;
       case 'close':
