@@ -54,8 +54,10 @@ export function parseLog(bytes: Buffer, describe: string): ParsedLog {
     lineNumber += 1;
     const entry = decodeLine(bytes.toString('utf8', offset, newline));
     if (entry === undefined) {
-      // The last complete line may be garbage from a crash (a tail of zeros after power loss).
-      if (bytes.indexOf(0x0a, newline + 1) === -1) break;
+      // The last complete line may be garbage from a crash (a tail of zeros after power loss),
+      // unless it starts with a whole line: then a damaged newline merged two lines, and the
+      // first of them is not the last.
+      if (bytes.indexOf(0x0a, newline + 1) === -1 && !startsWithWholeLine(bytes.toString('utf8', offset, newline))) break;
       throw new RewindableError(
         RewindableErrorCode.LOG_CORRUPT,
         `The session log ${describe} is damaged at line ${lineNumber} (byte ${offset}): the line does not match its checksum. ` +
@@ -67,4 +69,17 @@ export function parseLog(bytes: Buffer, describe: string): ParsedLog {
     offset = newline + 1;
   }
   return { entries, validLength: offset };
+}
+
+/**
+ * True when `line` begins with a complete, valid line followed by more bytes.
+ * A crash only ever cuts a line short, so this shape means a damaged newline,
+ * not a torn write.
+ */
+function startsWithWholeLine(line: string): boolean {
+  for (const match of line.matchAll(/,"crc":"[0-9a-f]{8}"\}/g)) {
+    const end = match.index + match[0].length;
+    if (end < line.length && decodeLine(line.slice(0, end)) !== undefined) return true;
+  }
+  return false;
 }
