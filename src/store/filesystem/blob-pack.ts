@@ -225,33 +225,66 @@ function encodeHeader(header: { kind: number; depth: number; hash: string | unde
   return bytes;
 }
 
-/** Walks the headers; stops at the first entry that is torn or damaged. */
+/**
+ * Walks the headers. An entry cut short at the end (a crash while appending)
+ * ends the walk, and a writer cuts it off. A damaged header anywhere else is
+ * stepped over by looking for the next valid header: a flipped bit costs the
+ * entry it hit, never the entries after it (which a writer would otherwise
+ * cut off for good). Skipping means trusting a header found inside the
+ * damaged entry's bytes; its blobs are still checked against their hashes.
+ */
 function scan(fd: number, size: number): { index: Map<string, PackEntry>; validLength: number } {
   const index = new Map<string, PackEntry>();
   let offset = 0;
+  let validLength = 0;
   while (offset + headerSize <= size) {
     const header = readAt(fd, offset, headerSize);
-    if (!header.subarray(0, 4).equals(magic) || header[4] !== formatVersion || header.readUInt32LE(64) !== crc32(header.subarray(0, 64))) break;
+    if (!isValidHeader(header)) {
+      const next = findHeader(fd, offset + 1, size);
+      if (next === undefined) break;
+      offset = next;
+      continue;
+    }
     const kind = header[5]!;
     const payloadLength = header.readUIntLE(48, 6);
     const end = offset + headerSize + payloadLength;
     if (end > size) break;
     if (kind === kindBundle) {
       const count = readAt(fd, offset + headerSize, 4).readUInt32LE(0);
-      if (4 + count * memberSize > payloadLength) break;
-      const table = readAt(fd, offset + headerSize + 4, count * memberSize);
-      for (let position = 0; position < count; position += 1) {
-        const at = position * memberSize;
-        index.set(table.toString('hex', at, at + 32), { kind: 'member', bundleOffset: offset, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) });
+      if (4 + count * memberSize <= payloadLength) {
+        const table = readAt(fd, offset + headerSize + 4, count * memberSize);
+        for (let position = 0; position < count; position += 1) {
+          const at = position * memberSize;
+          index.set(table.toString('hex', at, at + 32), { kind: 'member', bundleOffset: offset, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) });
+        }
       }
     } else if (kind === kindFull || kind === kindDelta) {
       index.set(header.toString('hex', 8, 40), { kind, offset, depth: header[6]!, size: header.readUIntLE(40, 6), payloadLength });
-    } else {
-      break;
     }
+    // An entry of another kind (or a damaged bundle table) is skipped whole: its header says how long it is.
     offset = end;
+    validLength = end;
   }
-  return { index, validLength: offset };
+  return { index, validLength };
+}
+
+function isValidHeader(header: Buffer): boolean {
+  return header.subarray(0, 4).equals(magic) && header[4] === formatVersion && header.readUInt32LE(64) === crc32(header.subarray(0, 64));
+}
+
+/** Offset of the next valid, complete entry at or after `from`, or undefined. */
+function findHeader(fd: number, from: number, size: number): number | undefined {
+  const windowSize = 1024 * 1024;
+  for (let start = from; start + headerSize <= size; start += windowSize - headerSize) {
+    const window = readAt(fd, start, Math.min(windowSize, size - start));
+    for (let found = window.indexOf(magic); found !== -1; found = window.indexOf(magic, found + 1)) {
+      const candidate = start + found;
+      if (candidate + headerSize > size) return undefined;
+      const header = readAt(fd, candidate, headerSize);
+      if (isValidHeader(header) && candidate + headerSize + header.readUIntLE(48, 6) <= size) return candidate;
+    }
+  }
+  return undefined;
 }
 
 function readAt(fd: number, position: number, length: number): Buffer {
