@@ -49,6 +49,10 @@ export const RewindableErrorCode = {
   PROJECT_MISMATCH: 'PROJECT_MISMATCH',
   /** The session log is damaged before its last line. */
   LOG_CORRUPT: 'LOG_CORRUPT',
+  /** A mirror's remote store did not catch up within flush()'s bound; everything is safe locally. */
+  MIRROR_FLUSH_TIMEOUT: 'MIRROR_FLUSH_TIMEOUT',
+  /** A session's local and remote copies differ (it was written in two places); the mirror stopped copying it. */
+  SESSION_DIVERGED: 'SESSION_DIVERGED',
   /** Reading or writing the store failed (disk full, permissions, I/O error). */
   STORE_IO: 'STORE_IO',
   /** Scanning the capture scope failed (an unreadable directory ...). */

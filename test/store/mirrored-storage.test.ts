@@ -98,7 +98,7 @@ describe('mirroredStorage', () => {
     await storage.append(key, [{ type: 'pending' }], [blobOf('pending blob')]);
     const failure = await storage.flush({ timeoutMs: 100 }).catch((error: unknown) => error);
     expect(MirrorFlushError.isInstance(failure)).toBe(true);
-    expect(RewindableError.isInstance(failure) && failure.code).toBe('STORE_IO');
+    expect(RewindableError.isInstance(failure) && failure.code).toBe('MIRROR_FLUSH_TIMEOUT');
     expect((failure as MirrorFlushError).details).toMatchObject({ pendingEntries: 1, pendingBlobs: 1, sessions: [key.sessionId] });
     expect((failure as Error).message).toMatch(/did not catch up within 100 ms.*safe in the local store/);
     remote.down = false;
@@ -150,7 +150,7 @@ describe('mirroredStorage', () => {
     expect(await storage.load(key)).toEqual([{ type: 'one' }]); // local first while the remote is down
     await storage.append(key, [{ type: 'two, written here' }]);
     remote.down = false;
-    await expect(storage.flush()).rejects.toMatchObject({ code: 'STORE_IO', details: { reason: 'diverged', divergedAt: 2 } });
+    await expect(storage.flush()).rejects.toMatchObject({ code: 'SESSION_DIVERGED', details: { reason: 'diverged', divergedAt: 2 } });
     expect(events.some((event) => event.type === 'mirror-diverge')).toBe(true);
     expect(await remoteStore.load(key)).toEqual([{ type: 'one' }, { type: 'two, written elsewhere' }]);
   });
@@ -193,7 +193,7 @@ describe('mirroredStorage', () => {
     await local.append(key, [{ type: 'common' }, { type: 'written here' }]);
     await remoteStore.append(key, [{ type: 'common' }, { type: 'written elsewhere' }]);
     const storage = mirroredStorage({ local, remote: remoteStore });
-    await expect(storage.load(key)).rejects.toMatchObject({ code: 'STORE_IO', message: expect.stringMatching(/differs between the local store and the remote from entry 2/) });
+    await expect(storage.load(key)).rejects.toMatchObject({ code: 'SESSION_DIVERGED', message: expect.stringMatching(/differs between the local store and the remote from entry 2/) });
     expect(await remoteStore.load(key)).toEqual([{ type: 'common' }, { type: 'written elsewhere' }]);
     expect(await local.load(key)).toEqual([{ type: 'common' }, { type: 'written here' }]);
   });

@@ -13,7 +13,7 @@ export class MirrorFlushError extends RewindableError {
   readonly [flushMarker] = true;
 
   constructor(message: string, details: Record<string, unknown>, cause?: unknown) {
-    super(RewindableErrorCode.STORE_IO, message, { details, ...(cause !== undefined ? { cause } : {}) });
+    super(RewindableErrorCode.MIRROR_FLUSH_TIMEOUT, message, { details, ...(cause !== undefined ? { cause } : {}) });
     this.name = 'MirrorFlushError';
   }
 
@@ -31,7 +31,7 @@ export class MirrorFlushError extends RewindableError {
  */
 export function divergedError(key: SessionKey, at: number): RewindableError {
   return new RewindableError(
-    RewindableErrorCode.STORE_IO,
+    RewindableErrorCode.SESSION_DIVERGED,
     `Session ${key.sessionId} differs between the local store and the remote from entry ${at + 1} on: it was written in two places. ` +
       'The mirror stopped copying it and changed neither copy; keep the one you want and delete the other (for example with the remote adapter\'s delete()).',
     { details: { sessionId: key.sessionId, projectKey: key.projectKey, divergedAt: at + 1, reason: 'diverged' } },
