@@ -125,4 +125,17 @@ describe('log fuzzing', () => {
     expect(reported + dropped).toBe(log.length * 8);
     console.info(`log fuzzing: ${log.length} bytes, ${reported} flips reported as LOG_CORRUPT, ${dropped} flips in the last line dropped it`);
   });
+
+  it('a log cut before its first whole line is a session that never started: resume finds nothing, and the id can start it', async () => {
+    for (const cut of [0, 1, lineEnds[0]! - 1]) {
+      fs.writeFileSync(sandbox.logPath(sessionId), log.subarray(0, cut));
+      await expect(CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, resume: sessionId }), `cut at byte ${cut}`).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+      const started = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, sessionId });
+      await started.checkpoint();
+      await started.close();
+      // Started afresh: it has its header, so it is listed and checked against its project.
+      expect(JSON.parse(fs.readFileSync(sandbox.logPath(sessionId), 'utf8').split('\n')[0]!)).toMatchObject({ type: 'session-start', sessionId, cwd: sandbox.root });
+    }
+    fs.writeFileSync(sandbox.logPath(sessionId), log);
+  });
 });

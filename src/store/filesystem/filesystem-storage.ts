@@ -277,6 +277,9 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       }
       const parsed = parseLog(bytes, file);
       loadedLengths.set(keyString(key), { size: bytes.length, validLength: parsed.validLength });
+      // A crash between creating the log and completing its first line: nothing was ever
+      // acknowledged, so the session does not exist (resuming it would skip its header).
+      if (parsed.entries.length === 0) return null;
       return parsed.entries;
     },
 
