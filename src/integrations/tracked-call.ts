@@ -1,0 +1,97 @@
+import type { CheckpointManager } from '../checkpoint-manager.js';
+import type { PathSelector } from '../tools/wrap.js';
+
+/**
+ * Input fields read for paths when an adapter is not told which fields hold
+ * them: Claude Code's names (`file_path`, `notebook_path`) and the plain
+ * `path` most other file tools use.
+ */
+export const defaultPathFields = ['file_path', 'notebook_path', 'path'] as const;
+
+/** A path selector for any input (adapters see inputs the framework has typed loosely). */
+export type LoosePathSelector = PathSelector<never> | readonly string[] | ((input: never) => unknown);
+
+/** What one tracked tool call is. */
+export interface TrackedCall {
+  /** The tool's name, recorded with each write. */
+  tool: string;
+  /** The framework's id of this tool call. */
+  toolCallId: string | undefined;
+  /** The files the call will write (as the input names them). */
+  paths: readonly string[];
+}
+
+/**
+ * The paths a tool input names: the fields `selector` lists (or the default
+ * fields), or what `selector` returns. Absent fields are skipped; anything
+ * that is not a path is passed on, so `trackEdit` refuses it with
+ * `INVALID_PATH`.
+ */
+export function selectPaths(selector: LoosePathSelector | undefined, input: unknown): string[] {
+  if (typeof selector === 'function') return flatten((selector as (input: unknown) => unknown)(input));
+  if (typeof input !== 'object' || input === null) return [];
+  const fields = input as Record<string, unknown>;
+  return (selector ?? defaultPathFields).flatMap((field) => flatten(fields[field]));
+}
+
+function flatten(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  return (Array.isArray(value) ? value : [value]) as string[];
+}
+
+/**
+ * Backs up every file the call will write, in order; resolves to their
+ * canonical paths. Rejects with the first `RewindableError` (outside the
+ * project, a link, no checkpoint yet ...): the call must not run then.
+ */
+export async function trackCall(manager: CheckpointManager, call: TrackedCall): Promise<string[]> {
+  const files = [...new Set(call.paths.map((file) => manager.resolvePath(file)))];
+  for (const file of files) await manager.trackEdit(file);
+  return files;
+}
+
+/** Records what the call wrote to each of its files, with the tool and call id. */
+export async function recordCall(manager: CheckpointManager, call: TrackedCall, files: readonly string[]): Promise<void> {
+  const details = { tool: call.tool, ...(call.toolCallId !== undefined ? { toolCallId: call.toolCallId } : {}) };
+  for (const file of files) await manager.recordWrite(file, details);
+}
+
+/**
+ * Runs a tool call between `trackCall` and `recordCall`. A result that is an
+ * async iterable (a streaming tool's output) is written while it is
+ * iterated, so its writes are recorded once the iteration ends. Errors of
+ * the call itself propagate unchanged.
+ */
+export async function runTracked<Result>(manager: CheckpointManager, call: TrackedCall, run: () => Result | PromiseLike<Result>): Promise<Result> {
+  const files = await trackCall(manager, call);
+  let result: Result;
+  try {
+    result = await run();
+  } catch (error) {
+    // A failed call may have written part of a file; that is still the agent's write, not a conflict.
+    // The call's own error is the one to report, so a failure to record is dropped here.
+    await recordCall(manager, call, files).catch(() => {});
+    throw error;
+  }
+  if (files.length > 0 && isAsyncIterable(result)) return recordAfter(manager, call, files, result) as Result;
+  await recordCall(manager, call, files);
+  return result;
+}
+
+/** `runTracked` for a call that is itself an async generator: tracks before the first value, records after the last. */
+export async function* streamTracked<Value>(manager: CheckpointManager, call: TrackedCall, run: () => AsyncIterable<Value>): AsyncGenerator<Value> {
+  const files = await trackCall(manager, call);
+  yield* recordAfter(manager, call, files, run());
+}
+
+export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+}
+
+async function* recordAfter<Value>(manager: CheckpointManager, call: TrackedCall, files: readonly string[], iterable: AsyncIterable<Value>): AsyncGenerator<Value> {
+  try {
+    yield* iterable;
+  } finally {
+    await recordCall(manager, call, files);
+  }
+}

@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CheckpointManager, CheckpointManagerOptions } from '../../../src/index.js';
+import { tempProject, type TempProject } from '../../helpers/temp-project.js';
+
+const notebookFixture = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/notebooks/analysis.ipynb');
+
+export interface AgentProject {
+  project: TempProject;
+  manager: CheckpointManager;
+  /** The project's files before the agent ran (bytes and modes). */
+  initial: Record<string, string>;
+}
+
+/**
+ * A project an agent works on: a CRLF text file, an executable script, a
+ * binary file and a Jupyter notebook, with an open manager.
+ */
+export async function agentProject(options: Partial<CheckpointManagerOptions> = {}): Promise<AgentProject> {
+  const project = tempProject();
+  project.write('notes.txt', 'Shopping list\r\n- apples\r\n- pears\r\n');
+  project.write('bin/run.sh', '#!/bin/sh\necho run\n', 0o755);
+  project.write('logo.bin', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0x10]));
+  project.write('analysis.ipynb', fs.readFileSync(notebookFixture));
+  const manager = await project.open(options);
+  return { project, manager, initial: project.snapshot() };
+}
+
+/**
+ * The files of a snapshot, without directory entries: a rewind restores
+ * every file's bytes and mode but leaves the directories the agent created
+ * (SPEC 5.3), so tests compare files.
+ */
+export function filesOf(snapshot: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(snapshot).filter(([name]) => !name.endsWith('/')));
+}
