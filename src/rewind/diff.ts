@@ -6,7 +6,7 @@ import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../session/observe-path.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
-import { isBinary } from './line-stats.js';
+import { isBinary, splitTextLines } from './line-stats.js';
 import { planRewind, type PlannedChange, type SkippedPath, type SkipReason } from './plan.js';
 
 /**
@@ -216,8 +216,8 @@ function gitPatch(name: string, current: FileState, goal: FileState, hunks: Stru
  * UTF-8 only for display.
  */
 function lineHunks(before: Buffer, after: Buffer, bounds: { context: number; timeoutMs: number; maxEditLength: number }): StructuredPatchHunk[] | undefined {
-  const a = splitLines(before.toString('latin1'));
-  const b = splitLines(after.toString('latin1'));
+  const a = splitTextLines(before.toString('latin1'));
+  const b = splitTextLines(after.toString('latin1'));
   const pairs = commonLines(a, b, bounds);
   if (pairs === undefined) return undefined;
   return hunksOf(a, b, pairs, bounds.context);
@@ -301,18 +301,6 @@ function addLine(hunk: StructuredPatchHunk, entry: ScriptEntry): void {
   if (!terminated) hunk.lines.push('\\ No newline at end of file');
   if (entry.mark !== '+') hunk.oldLines += 1;
   if (entry.mark !== '-') hunk.newLines += 1;
-}
-
-/** Lines with their terminators, so a missing final newline is a difference, as in git. */
-function splitLines(text: string): string[] {
-  const lines: string[] = [];
-  let start = 0;
-  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', start)) {
-    lines.push(text.slice(start, index + 1));
-    start = index + 1;
-  }
-  if (start < text.length) lines.push(text.slice(start));
-  return lines;
 }
 
 /** The stored paths of the tracked files `inputs` name (a directory names every tracked file under it). */

@@ -59,10 +59,13 @@ export function lineStats(current: Uint8Array | undefined, target: Uint8Array | 
   return { insertions: b.length - common, deletions: a.length - common, binary: false, skipped: false };
 }
 
-/** Lines with their terminators (so a missing final newline is a difference, as in git). */
 function splitLines(bytes: Uint8Array): string[] {
   // latin1 maps bytes one to one: fast, and equal strings mean equal bytes.
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return splitTextLines(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'));
+}
+
+/** Lines with their terminators (so a missing final newline is a difference, as in git). */
+export function splitTextLines(text: string): string[] {
   const lines: string[] = [];
   let start = 0;
   for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', start)) {
