@@ -80,7 +80,7 @@ describe('model-based: random sessions against an in-memory model of the contrac
         const canary = path.join(sandbox.outside, 'canary.txt');
         fs.writeFileSync(canary, 'canary\n');
         fs.mkdirSync(path.join(sandbox.root, 'dir'));
-        const initial = { 'a.txt': lineOf('a.txt', 'w00'), 'dir/c.txt': lineOf('dir/c.txt', 'w00'), [notebookPath]: notebook };
+        const initial: Record<string, string> = { 'a.txt': lineOf('a.txt', 'w00'), 'dir/c.txt': lineOf('dir/c.txt', 'w00'), [notebookPath]: notebook };
         sandbox.writeFiles(initial);
         const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none' });
         const real: RealSystem = { root: sandbox.root, store: sandbox.store, canary, manager };
