@@ -229,3 +229,18 @@ describe('applying a rewind', () => {
     await manager.close();
   });
 });
+
+describe('storing large backups', () => {
+  it('a failure while storing a backup too large to wait for its record is a typed STORE_IO error', async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    // Over the 16 MiB a batch holds before it stores its backups ahead of the record.
+    sandbox.writeFiles({ 'big.bin': 'x'.repeat(17 * 1024 * 1024) });
+    const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none' });
+    await manager.checkpoint(first);
+    const attempt = await withFailure('writeSync', 1, 'ENOSPC', () => manager.trackEdit('big.bin'));
+    expect(RewindableError.isInstance(attempt.error) && attempt.error.code, String(attempt.error)).toBe('STORE_IO');
+    await manager.trackEdit('big.bin'); // nothing was recorded: tracking it again works
+    await manager.close();
+  });
+});

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { storeIoError } from '../../errors.js';
+import { RewindableError, storeIoError } from '../../errors.js';
 import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
 import { BlobPack } from './blob-pack.js';
@@ -322,7 +322,13 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     async putBlobs(key, blobs) {
-      await (await storeBlobs(key, blobs))();
+      // Called directly (not through a log append) for large batches of backups, so it types its own failures.
+      try {
+        await (await storeBlobs(key, blobs))();
+      } catch (error) {
+        if (RewindableError.isInstance(error)) throw error;
+        throw storeIoError(`store backups of session ${key.sessionId}`, error);
+      }
     },
 
     async getBlob(key, hash) {
