@@ -1,30 +1,41 @@
-import fs from 'node:fs';
 import { v4 as uuidv4 } from 'uuid';
-import { RewindableError, RewindableErrorCode } from './errors.js';
-import { assertUuid, canonicalLocation, canonicalPath, encodeProjectKey, isUuid, type PathScope } from './paths.js';
-import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
-import type { RewindFilesResult } from './rewind/result.js';
 import { resolveCapture, type ResolvedCapture } from './capture/capture-options.js';
-import { checkpointWithScan, compareSnapshots, snapshotScope, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
-import { forkRecords } from './conversation/fork-records.js';
-import { messageRecordFor, type RecordMessageInput } from './conversation/record-message.js';
+import { recordCommandChanges } from './capture/capture-command.js';
+import { checkpointWithScan, snapshotScope, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
+import {
+  branchSummaries,
+  recordMessage,
+  recordUserMessage,
+  rewindConversation,
+  transcriptEntries,
+  unstoredMessage,
+  userMessageOf,
+  type BranchSummary,
+  type TranscriptEntry,
+} from './conversation/conversation.js';
+import { writeFork, type ForkOptions } from './conversation/fork-session.js';
+import type { RecordMessageInput } from './conversation/record-message.js';
 import type { RewindOptions, RewindResult, RewindScope } from './conversation/rewind-result.js';
 import type { TranscriptMessage } from './conversation/transcript.js';
+import { RewindableError, RewindableErrorCode } from './errors.js';
+import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
+import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './paths.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
+import type { RewindFilesResult } from './rewind/result.js';
 import { dryRunRewind, recoverInterruptedRewind, runRewind } from './rewind/transaction.js';
-import { createTools, type ManagerTools } from './tools/index.js';
-import type { FileState } from './schemas.js';
-import { observePath } from './session/observe-path.js';
+import { checkpointNotFoundMessage, findCheckpoint } from './session/find-checkpoint.js';
 import { listSessions } from './session/list-sessions.js';
-import { now, Session } from './session/session.js';
+import { recordToolWrite, type RecordWriteOptions } from './session/record-write.js';
+import { Session } from './session/session.js';
+import { trackFirstBackup } from './session/track-edit.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
-import { fileTypeOf } from './fs/inspect-path.js';
-import { blobsNamedBy, SessionLog, sha256 } from './store/session-log.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
+import { createTools, type ManagerTools } from './tools/index.js';
 import { SerialQueue } from './util/serial-queue.js';
 
+export { checkpointNotFoundMessage };
+export type { BranchSummary, ForkOptions, RecordWriteOptions, TranscriptEntry };
 export const notEnabledMessage = 'File rewinding is not enabled.';
-export const checkpointNotFoundMessage = 'No file checkpoint found for this message.';
 
 export interface RewindFilesOptions {
   /** Report what the rewind would do without writing anything. @default false */
@@ -41,39 +52,6 @@ export interface CheckpointSummary {
   reason: 'message' | 'pre-rewind';
   /** Tracked paths whose state this checkpoint holds. */
   files: string[];
-}
-
-/** A transcript message, with the files its turn touched (user messages with a checkpoint). */
-export interface TranscriptEntry extends TranscriptMessage {
-  files?: string[];
-}
-
-export interface BranchSummary {
-  /** The last message of the branch. */
-  leafUuid: string;
-  /** True when this leaf is the active leaf. (Right after a conversation rewind the active leaf is an earlier message, and no branch is active.) */
-  active: boolean;
-  /** Messages from the root to the leaf. */
-  length: number;
-  lastTimestamp: string;
-}
-
-export interface ForkOptions extends Omit<CheckpointManagerOptions, 'sessionId' | 'resume' | 'readOnly' | 'continue'> {
-  /** The session to fork. */
-  fromSession: string;
-  /** The message to fork at: the fork's transcript ends with it, and it keeps every file checkpoint up to it. */
-  atMessage: string;
-  /** The new session's UUID. @default a new UUID */
-  sessionId?: string;
-}
-
-export interface RecordWriteOptions {
-  /** Name of the tool that wrote (`Write`, `Edit` ...). */
-  tool?: string;
-  /** The framework's id of the tool call. */
-  toolCallId?: string;
-  /** The bytes the tool wrote, when it has them: saves reading the file back. */
-  content?: Uint8Array;
 }
 
 /**
@@ -157,29 +135,7 @@ export class CheckpointManager {
     const source = await CheckpointManager.open({ ...rest, resume: fromSession, readOnly: true });
     const newSessionId = sessionId ?? uuidv4();
     try {
-      const sourceSession = (await source.session())!;
-      const loaded = (await sourceSession.log.load())!;
-      const records = forkRecords(loaded.records, atMessage);
-      const fork = await Session.open({
-        storage: sourceSession.log.storage,
-        root: source.root,
-        sessionId: newSessionId,
-        mode: 'create',
-        durable: source.options.durability === 'full',
-        maxFileBytes: source.options.maxFileBytes,
-        forkedFrom: { sessionId: fromSession, messageId: atMessage },
-      });
-      try {
-        // The fork owns copies of the backups it names: the source may be cleaned up first.
-        const batch = fork.newBlobBatch();
-        for (const hash of new Set(records.flatMap(blobsNamedBy))) {
-          const read = await sourceSession.readBlob(hash);
-          if (read.ok) await batch.add({ hash, bytes: read.bytes });
-        }
-        await fork.append(records, batch.take());
-      } finally {
-        await fork.close();
-      }
+      await writeFork((await source.session())!, newSessionId, atMessage);
     } finally {
       await source.close();
     }
@@ -269,22 +225,7 @@ export class CheckpointManager {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const changes = await this.queue.run(async () => {
-      const after = await snapshotScope(session, capture, this.leftOutByLastScan());
-      const found = compareSnapshots(before, after);
-      await session.append([
-        {
-          type: 'capture',
-          ...(options.label !== undefined ? { label: options.label } : {}),
-          created: found.created.map((file) => session.storedPath(file)),
-          modified: found.modified.map((file) => session.storedPath(file)),
-          deleted: found.deleted.map((file) => session.storedPath(file)),
-          scanStartedAtNs: after.startedAtNs.toString(),
-          at: now(),
-        },
-      ]);
-      return found;
-    });
+    const changes = await this.queue.run(() => recordCommandChanges(session, capture, before, this.leftOutByLastScan(), options.label));
     if (!outcome.ok) throw outcome.error;
     return { result: outcome.result, changes };
   }
@@ -299,33 +240,7 @@ export class CheckpointManager {
     const session = await this.writableSession('trackEdit()');
     if (session === undefined) return;
     const absolute = canonicalPath(filePath, this.scope);
-    await this.queue.run(async () => {
-      const checkpoint = session.state.latestCheckpoint;
-      if (checkpoint === undefined) {
-        throw new RewindableError(
-          RewindableErrorCode.NO_CHECKPOINT,
-          `trackEdit(${JSON.stringify(filePath)}) was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.`,
-        );
-      }
-      if (session.state.paths.has(absolute)) return;
-      const observation = observePath(absolute, undefined, { maxBytes: this.options.maxFileBytes, read: 'always' });
-      assertTrackable(filePath, observation.state, this.options.maxFileBytes, observation.reason);
-      const batch = session.newBlobBatch();
-      await session.queueBackup(observation, batch);
-      await session.append(
-        [
-          {
-            type: 'track',
-            checkpointId: checkpoint.id,
-            path: session.storedPath(absolute),
-            state: observation.state,
-            ...(observation.observed ? { observed: observation.observed } : {}),
-            at: now(),
-          },
-        ],
-        batch.take(),
-      );
-    });
+    await this.queue.run(() => trackFirstBackup(session, absolute, filePath));
   }
 
   /**
@@ -337,26 +252,7 @@ export class CheckpointManager {
     const session = await this.writableSession('recordWrite()');
     if (session === undefined) return;
     const absolute = canonicalPath(filePath, this.scope);
-    await this.queue.run(async () => {
-      const tracked = session.state.paths.get(absolute);
-      if (tracked === undefined) return;
-      const observation = details.content !== undefined ? writtenState(absolute, details.content) : observePath(absolute, undefined, { maxBytes: this.options.maxFileBytes, read: 'always' });
-      await session.append(
-        [
-          {
-            type: 'write',
-            path: tracked.storedPath,
-            state: observation.state,
-            ...(observation.observed ? { observed: observation.observed } : {}),
-            ...(details.tool !== undefined ? { tool: details.tool } : {}),
-            ...(details.toolCallId !== undefined ? { toolCallId: details.toolCallId } : {}),
-            at: now(),
-          },
-        ],
-        [],
-        { flush: false }, // bookkeeping for conflict reports, not a backup: the next durable append carries it
-      );
-    });
+    await this.queue.run(() => recordToolWrite(session, absolute, details));
   }
 
   /**
@@ -391,11 +287,7 @@ export class CheckpointManager {
   async recordMessage(input: RecordMessageInput): Promise<TranscriptMessage> {
     const session = await this.writableSession('recordMessage()');
     if (session === undefined) return unstoredMessage(input);
-    return this.queue.run(async () => {
-      const record = messageRecordFor(input, session.state.transcript);
-      if (record !== undefined) await session.append([record]);
-      return session.state.transcript.get(record?.uuid ?? input.uuid!)!;
-    });
+    return this.queue.run(() => recordMessage(session, input));
   }
 
   /**
@@ -406,13 +298,7 @@ export class CheckpointManager {
   async recordUserMessage(message: unknown, options: { uuid?: string; parentUuid?: string | null } = {}): Promise<TranscriptMessage> {
     const session = await this.writableSession('recordUserMessage()');
     if (session === undefined) return unstoredMessage({ type: 'user', message, ...options });
-    return this.queue.run(async () => {
-      const record = messageRecordFor({ type: 'user', message, ...options }, session.state.transcript);
-      const uuid = record?.uuid ?? options.uuid!;
-      const checkpoint = await session.prepareCheckpoint(uuid);
-      await session.append([...(record !== undefined ? [record] : []), ...checkpoint.records], checkpoint.blobs);
-      return session.state.transcript.get(uuid)!;
-    });
+    return this.queue.run(() => recordUserMessage(session, message, options));
   }
 
   /**
@@ -422,31 +308,14 @@ export class CheckpointManager {
   async getTranscript(options: { leafUuid?: string } = {}): Promise<TranscriptEntry[]> {
     const session = await this.session();
     if (session === undefined) return [];
-    return this.queue.run(async () => {
-      const { state } = session;
-      if (options.leafUuid !== undefined && !state.transcript.has(options.leafUuid)) {
-        throw new RewindableError(RewindableErrorCode.MESSAGE_NOT_FOUND, `Message ${options.leafUuid} is not in this session's transcript.`);
-      }
-      return state.transcript.chain(options.leafUuid ?? state.transcript.leaf).map((message) => {
-        const checkpoint = state.checkpointsById.get(message.uuid);
-        return checkpoint === undefined ? { ...message } : { ...message, files: state.touchedDuring(checkpoint.index) };
-      });
-    });
+    return this.queue.run(async () => transcriptEntries(session.state, options.leafUuid));
   }
 
   /** Every branch of the conversation (old branches stay after a conversation rewind), oldest first. */
   async listBranches(): Promise<BranchSummary[]> {
     const session = await this.session();
     if (session === undefined) return [];
-    return this.queue.run(async () => {
-      const { transcript } = session.state;
-      return transcript.leaves().map((leafUuid) => ({
-        leafUuid,
-        active: leafUuid === transcript.leaf,
-        length: transcript.chain(leafUuid).length,
-        lastTimestamp: transcript.get(leafUuid)!.timestamp,
-      }));
-    });
+    return this.queue.run(async () => branchSummaries(session.state));
   }
 
   /**
@@ -467,14 +336,9 @@ export class CheckpointManager {
       assertUuid(userMessageId, 'user message id');
       const session = (dryRun ? await this.session() : await this.writableSession('a real rewind'))!;
       return await this.queue.run(async () => {
-        const message = scope === 'files' ? undefined : userMessageOf(session, userMessageId);
+        const message = scope === 'files' ? undefined : userMessageOf(session.state, userMessageId);
         const files = scope === 'conversation' ? undefined : await this.rewindFilesNow(session, userMessageId, { dryRun, skipConflicts: options.skipConflicts ?? false });
-        let conversation: RewindResult['conversation'];
-        if (message !== undefined) {
-          const leafUuid = message.parentUuid;
-          if (!dryRun) await session.append([{ type: 'conversation-rewind', messageUuid: message.uuid, leafUuid, at: now() }]);
-          conversation = { leafUuid, messages: session.state.transcript.chain(leafUuid), rewoundMessage: message };
-        }
+        const conversation = message === undefined ? undefined : await rewindConversation(session, message, dryRun);
         const failures = files?.skipped ?? [];
         const status = dryRun ? 'ready' : failures.length > 0 ? 'partial' : 'success';
         return { status, scope, dryRun, ...(files ? { files } : {}), ...(conversation ? { conversation } : {}), ...(failures.length > 0 ? { failures } : {}) };
@@ -493,11 +357,7 @@ export class CheckpointManager {
     if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
     assertUuid(userMessageId, 'user message id');
     const session = (await this.session())!;
-    return this.queue.run(async () => {
-      const target = session.state.checkpointsById.get(userMessageId);
-      if (target === undefined) throw await this.checkpointNotFound(session, userMessageId);
-      return diffAgainstCheckpoint(session, target, options);
-    });
+    return this.queue.run(async () => diffAgainstCheckpoint(session, await findCheckpoint(session, userMessageId), options));
   }
 
   /** Checkpoints of the session, oldest first. */
@@ -558,8 +418,7 @@ export class CheckpointManager {
 
   /** The file rewind, run inside the queue. */
   private async rewindFilesNow(session: Session, userMessageId: string, options: { dryRun: boolean; skipConflicts: boolean }): Promise<RewindFilesResult> {
-    const target = session.state.checkpointsById.get(userMessageId);
-    if (target === undefined) throw await this.checkpointNotFound(session, userMessageId);
+    const target = await findCheckpoint(session, userMessageId);
     return options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts);
   }
 
@@ -572,80 +431,6 @@ export class CheckpointManager {
       );
     }
     return session;
-  }
-
-  /** Tells an unknown id apart from a checkpoint of another session of the same project. */
-  private async checkpointNotFound(session: Session, id: string): Promise<RewindableError> {
-    const projectKey = encodeProjectKey(this.options.root);
-    try {
-      for (const other of await session.log.storage.listSessions(projectKey)) {
-        if (other.sessionId === this.sessionId || !isUuid(other.sessionId)) continue;
-        const loaded = await new SessionLog(session.log.storage, { projectKey, sessionId: other.sessionId }).load().catch(() => null);
-        if (loaded?.records.some((record) => record.type === 'checkpoint' && record.id === id)) {
-          return new RewindableError(
-            RewindableErrorCode.CHECKPOINT_IN_OTHER_SESSION,
-            `${checkpointNotFoundMessage} Message ${id} is a checkpoint of session ${other.sessionId} of this project, not of session ${this.sessionId}; open that session with resume to rewind to it.`,
-            { details: { sessionId: other.sessionId } },
-          );
-        }
-      }
-    } catch {
-      // Listing other sessions is a courtesy; the plain answer stands.
-    }
-    return new RewindableError(RewindableErrorCode.CHECKPOINT_NOT_FOUND, checkpointNotFoundMessage, { details: { id } });
-  }
-}
-
-/** The state a tool just wrote, from its own bytes and one lstat (the mode, and that no link took the file's place). */
-function writtenState(absolute: string, content: Uint8Array): { state: FileState; observed?: undefined } {
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(absolute);
-  } catch {
-    return { state: { kind: 'absent' } };
-  }
-  if (stat.isSymbolicLink()) return { state: { kind: 'symlink' } };
-  if (!stat.isFile()) return { state: { kind: 'not-regular', fileType: fileTypeOf(stat) } };
-  return { state: { kind: 'file', sha256: sha256(content), size: content.length, mode: stat.mode & 0o7777 } };
-}
-
-/** With `enabled: false` nothing is stored; the caller still gets the message back. */
-function unstoredMessage(input: RecordMessageInput): TranscriptMessage {
-  return { uuid: input.uuid ?? uuidv4(), parentUuid: input.parentUuid ?? null, type: input.type, timestamp: now(), message: input.message };
-}
-
-/** The user message a conversation rewind goes back before. */
-function userMessageOf(session: Session, uuid: string): TranscriptMessage {
-  const message = session.state.transcript.get(uuid);
-  if (message === undefined) {
-    throw new RewindableError(RewindableErrorCode.MESSAGE_NOT_FOUND, `Message ${uuid} is not in this session's transcript; record messages with recordMessage() or recordUserMessage().`);
-  }
-  if (message.type !== 'user') {
-    throw new RewindableError(RewindableErrorCode.INVALID_MESSAGE, `Message ${uuid} is a ${message.type} message; a conversation rewinds to just before a user message.`);
-  }
-  return message;
-}
-
-/** trackEdit refuses what a checkpoint could never restore (SPEC 4). */
-function assertTrackable(filePath: string, state: FileState, maxFileBytes: number, reason: string | undefined): void {
-  switch (state.kind) {
-    case 'file':
-    case 'absent':
-      return;
-    case 'symlink':
-      throw new RewindableError(
-        RewindableErrorCode.PATH_IS_LINK,
-        `${filePath} is a symbolic link. rewindable never reads or writes through links; edit the file it points to by its own path.`,
-      );
-    case 'unsafe-parent':
-      throw new RewindableError(RewindableErrorCode.PATH_IS_LINK, `${filePath} cannot be tracked: ${reason ?? 'its parent path changed while it was checked'}.`);
-    case 'not-regular':
-      throw new RewindableError(RewindableErrorCode.NOT_A_REGULAR_FILE, `${filePath} is a ${state.fileType}, not a regular file; only regular files can be tracked.`);
-    case 'too-large':
-      throw new RewindableError(
-        RewindableErrorCode.FILE_TOO_LARGE,
-        `${filePath} is ${state.size} bytes, over the backup size cap of ${maxFileBytes} bytes. Raise maxFileBytes to track it.`,
-      );
   }
 }
 

@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import { fileTypeOf } from '../fs/inspect-path.js';
+import type { FileState } from '../schemas.js';
+import { sha256 } from '../store/session-log.js';
+import { now } from './clock.js';
+import { observePath } from './observe-path.js';
+import type { Session } from './session.js';
+
+export interface RecordWriteOptions {
+  /** Name of the tool that wrote (`Write`, `Edit` ...). */
+  tool?: string;
+  /** The framework's id of the tool call. */
+  toolCallId?: string;
+  /** The bytes the tool wrote, when it has them: saves reading the file back. */
+  content?: Uint8Array;
+}
+
+/**
+ * Records what a tool wrote to a tracked file (its hash, not its bytes), for
+ * conflict reports. Untracked paths are ignored.
+ */
+export async function recordToolWrite(session: Session, absolute: string, details: RecordWriteOptions): Promise<void> {
+  const tracked = session.state.paths.get(absolute);
+  if (tracked === undefined) return;
+  const observation =
+    details.content !== undefined ? { state: writtenState(absolute, details.content) } : observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
+  await session.append(
+    [
+      {
+        type: 'write',
+        path: tracked.storedPath,
+        state: observation.state,
+        ...('observed' in observation && observation.observed ? { observed: observation.observed } : {}),
+        ...(details.tool !== undefined ? { tool: details.tool } : {}),
+        ...(details.toolCallId !== undefined ? { toolCallId: details.toolCallId } : {}),
+        at: now(),
+      },
+    ],
+    [],
+    { flush: false }, // bookkeeping for conflict reports, not a backup: the next durable append carries it
+  );
+}
+
+/** The state a tool just wrote, from its own bytes and one lstat (the mode, and that no link took the file's place). */
+function writtenState(absolute: string, content: Uint8Array): FileState {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(absolute);
+  } catch {
+    return { kind: 'absent' };
+  }
+  if (stat.isSymbolicLink()) return { kind: 'symlink' };
+  if (!stat.isFile()) return { kind: 'not-regular', fileType: fileTypeOf(stat) };
+  return { kind: 'file', sha256: sha256(content), size: content.length, mode: stat.mode & 0o7777 };
+}

@@ -1,0 +1,57 @@
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import type { FileState, TrackRecord } from '../schemas.js';
+import { now } from './clock.js';
+import { observePath } from './observe-path.js';
+import type { Session } from './session.js';
+
+/**
+ * The first backup of a path in the session: its exact bytes and mode (or
+ * that it does not exist), attached to the current checkpoint. Nothing to do
+ * for a path the session already tracks.
+ */
+export async function trackFirstBackup(session: Session, absolute: string, asGiven: string): Promise<void> {
+  const checkpoint = session.state.latestCheckpoint;
+  if (checkpoint === undefined) {
+    throw new RewindableError(
+      RewindableErrorCode.NO_CHECKPOINT,
+      `trackEdit(${JSON.stringify(asGiven)}) was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.`,
+    );
+  }
+  if (session.state.paths.has(absolute)) return;
+  const observation = observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
+  assertTrackable(asGiven, observation.state, session.maxFileBytes, observation.reason);
+  const batch = session.newBlobBatch();
+  await session.queueBackup(observation, batch);
+  const record: TrackRecord = {
+    type: 'track',
+    checkpointId: checkpoint.id,
+    path: session.storedPath(absolute),
+    state: observation.state,
+    ...(observation.observed ? { observed: observation.observed } : {}),
+    at: now(),
+  };
+  await session.append([record], batch.take());
+}
+
+/** trackEdit refuses what a checkpoint could never restore (SPEC 4). */
+function assertTrackable(filePath: string, state: FileState, maxFileBytes: number, reason: string | undefined): void {
+  switch (state.kind) {
+    case 'file':
+    case 'absent':
+      return;
+    case 'symlink':
+      throw new RewindableError(
+        RewindableErrorCode.PATH_IS_LINK,
+        `${filePath} is a symbolic link. rewindable never reads or writes through links; edit the file it points to by its own path.`,
+      );
+    case 'unsafe-parent':
+      throw new RewindableError(RewindableErrorCode.PATH_IS_LINK, `${filePath} cannot be tracked: ${reason ?? 'its parent path changed while it was checked'}.`);
+    case 'not-regular':
+      throw new RewindableError(RewindableErrorCode.NOT_A_REGULAR_FILE, `${filePath} is a ${state.fileType}, not a regular file; only regular files can be tracked.`);
+    case 'too-large':
+      throw new RewindableError(
+        RewindableErrorCode.FILE_TOO_LARGE,
+        `${filePath} is ${state.size} bytes, over the backup size cap of ${maxFileBytes} bytes. Raise maxFileBytes to track it.`,
+      );
+  }
+}
