@@ -1,0 +1,179 @@
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCheckpointHooks, withCheckpoints, type CheckpointEvent } from '../../src/integrations/claude-agent-sdk.js';
+import { storedRecords } from '../tools/tool-session.js';
+import { agentProject, filesOf } from './helpers/agent-project.js';
+import { claudeEnvironment } from './helpers/claude-environment.js';
+import { scriptByPrompt, startFakeAnthropicApi, type FakeAnthropicApi, type ScriptedBlock } from './helpers/fake-anthropic-api.js';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+function toolUse(id: string, name: string, input: Record<string, unknown>): ScriptedBlock[] {
+  return [{ type: 'tool_use', id, name, input }];
+}
+
+/** A prompt stream the test feeds one message at a time, between turns. */
+function promptStream() {
+  const queued: Array<SDKUserMessage | undefined> = [];
+  let wake: (() => void) | undefined;
+  return {
+    push(message: SDKUserMessage | undefined) {
+      queued.push(message);
+      wake?.();
+    },
+    async *messages(): AsyncGenerator<SDKUserMessage> {
+      for (;;) {
+        while (queued.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        const message = queued.shift();
+        if (message === undefined) return;
+        yield message;
+      }
+    },
+  };
+}
+
+function userMessage(text: string): SDKUserMessage {
+  return { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, uuid: randomUUID() };
+}
+
+async function startApi(turns: Record<string, ScriptedBlock[][]>): Promise<FakeAnthropicApi> {
+  const api = await startFakeAnthropicApi(scriptByPrompt(turns));
+  cleanups.push(() => api.close());
+  return api;
+}
+
+function environment(api: FakeAnthropicApi) {
+  const claude = claudeEnvironment(api.url);
+  cleanups.push(() => claude.remove());
+  return claude;
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+describe('Claude Agent SDK end to end: query() and the real CLI against a fake Messages API', () => {
+  it('backs up the files of Write, Edit, NotebookEdit and a subagent’s Write before they change, over two turns, and rewinds them exactly', async () => {
+    const { project, manager, initial } = await agentProject();
+    const root = project.root;
+    const file = (relative: string) => path.join(root, relative);
+    const outside = path.join(project.outside, 'escape.txt');
+    const api = await startApi({
+      'TURN-ONE': [
+        toolUse('toolu_w1', 'Write', { file_path: file('src/answer.ts'), content: 'export const answer = 41;\n' }),
+        toolUse('toolu_r1', 'Read', { file_path: file('notes.txt') }),
+        toolUse('toolu_e1', 'Edit', { file_path: file('notes.txt'), old_string: '- pears', new_string: '- plums' }),
+      ],
+      'TURN-TWO': [
+        toolUse('toolu_e2', 'Edit', { file_path: file('src/answer.ts'), old_string: '41', new_string: '42' }),
+        toolUse('toolu_t2', 'Task', { description: 'Write a log', prompt: 'SUBAGENT-JOB: write the log', subagent_type: 'general-purpose', run_in_background: false }),
+        toolUse('toolu_x2', 'Write', { file_path: outside, content: 'should never be written\n' }),
+        toolUse('toolu_r2', 'Read', { file_path: file('analysis.ipynb') }),
+        toolUse('toolu_n2', 'NotebookEdit', { notebook_path: file('analysis.ipynb'), cell_id: '5e6f7a8b', new_source: 'import polars as pl' }),
+      ],
+      'SUBAGENT-JOB': [toolUse('toolu_s1', 'Write', { file_path: file('logs/subagent.txt'), content: 'written by a subagent\n' })],
+    });
+    const claude = environment(api);
+    const events: CheckpointEvent[] = [];
+    const checkpoints = createCheckpointHooks(manager, { onCheckpoint: (event) => events.push(event) });
+    const prompts = promptStream();
+    const first = userMessage('TURN-ONE: add the answer, swap pears for plums');
+    const second = userMessage('TURN-TWO: bump the answer, log it, use polars');
+    const stderr: string[] = [];
+    const conversation = query({
+      prompt: checkpoints.prompt(prompts.messages()),
+      options: checkpoints.options({ cwd: root, permissionMode: 'acceptEdits', settingSources: [], env: claude.env, stderr: (line) => stderr.push(line) }),
+    });
+    cleanups.push(() => conversation.close());
+
+    const results: SDKMessage[] = [];
+    let afterFirst: Record<string, string> | undefined;
+    prompts.push(first);
+    for await (const message of conversation) {
+      if (message.type !== 'result') continue;
+      results.push(message);
+      if (results.length === 1) {
+        afterFirst = project.snapshot();
+        prompts.push(second);
+      } else {
+        prompts.push(undefined);
+      }
+    }
+    expect(results.map((result) => (result.type === 'result' ? result.subtype : ''))).toEqual(['success', 'success']);
+
+    // The turns ran: the files changed on disk.
+    expect(afterFirst!['src/answer.ts']).toBe(`644 ${Buffer.from('export const answer = 41;\n').toString('base64')}`);
+    expect(project.read('src/answer.ts').toString()).toBe('export const answer = 42;\n');
+    expect(project.read('notes.txt').toString()).toBe('Shopping list\r\n- apples\r\n- plums\r\n');
+    expect(project.read('logs/subagent.txt').toString()).toBe('written by a subagent\n');
+    expect(project.read('analysis.ipynb').toString()).toContain('import polars as pl');
+
+    // The write outside the project was denied, and Claude was told why.
+    expect(fs.existsSync(outside)).toBe(false);
+    const denial = JSON.stringify(api.requests.map((request) => request.messages.at(-1)));
+    expect(denial).toMatch(/rewindable could not back up [^"]*escape\.txt before this Write call, so the call was refused/);
+
+    // Checkpoints are keyed by the user messages' UUIDs.
+    expect(events.map((event) => [event.checkpointId, event.source])).toEqual([
+      [first.uuid, 'message'],
+      [second.uuid, 'message'],
+    ]);
+
+    // The hooks backed each file up before its first change, and recorded every write with its tool use id.
+    await manager.close();
+    const records = storedRecords(project);
+    const backups = Object.fromEntries(
+      records.filter((record) => record.type === 'track').map((record) => [record.path, { checkpointId: record.checkpointId, state: record.state }]),
+    );
+    expect(backups).toEqual({
+      'src/answer.ts': { checkpointId: first.uuid, state: { kind: 'absent' } },
+      'notes.txt': { checkpointId: first.uuid, state: expect.objectContaining({ kind: 'file', sha256: sha256(Buffer.from(initialBytes(initial, 'notes.txt'))) }) },
+      'logs/subagent.txt': { checkpointId: second.uuid, state: { kind: 'absent' } },
+      'analysis.ipynb': { checkpointId: second.uuid, state: expect.objectContaining({ kind: 'file', sha256: sha256(initialBytes(initial, 'analysis.ipynb')) }) },
+    });
+    const writes = records.filter((record) => record.type === 'write').map((record) => `${record.tool} ${record.path} ${record.toolCallId}`);
+    expect(writes.sort()).toEqual(
+      ['Edit notes.txt toolu_e1', 'Edit src/answer.ts toolu_e2', 'NotebookEdit analysis.ipynb toolu_n2', 'Write logs/subagent.txt toolu_s1', 'Write src/answer.ts toolu_w1'].sort(),
+    );
+
+    // Rewinds restore every byte and mode: to the second turn, then to the first.
+    const reopened = await project.open({ resume: manager.sessionId });
+    await reopened.rewindFiles(second.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(afterFirst!));
+    await reopened.rewindFiles(first.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
+    expect(api.otherRoutes).toEqual([]);
+  });
+
+  it('with a plain string prompt and withCheckpoints, keys the checkpoint by the prompt_id the CLI stores with the user message', async () => {
+    const { project, manager, initial } = await agentProject();
+    const api = await startApi({ 'ONLY-TURN': [toolUse('toolu_w1', 'Write', { file_path: project.file('notes.txt'), content: 'replaced\n' })] });
+    const claude = environment(api);
+    let sessionId = '';
+    for await (const message of query({ prompt: 'ONLY-TURN: replace the notes', options: withCheckpoints(manager, { cwd: project.root, permissionMode: 'acceptEdits', settingSources: [], env: claude.env }) })) {
+      if (message.type === 'result') sessionId = message.session_id;
+    }
+    expect(project.read('notes.txt').toString()).toBe('replaced\n');
+
+    const [checkpoint] = await manager.listCheckpoints();
+    const transcript = fs.readdirSync(path.join(claude.configDirectory, 'projects'), { recursive: true, encoding: 'utf8' }).find((name) => name.endsWith(`${sessionId}.jsonl`))!;
+    const userEntry = fs
+      .readFileSync(path.join(claude.configDirectory, 'projects', transcript), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { type: string; promptId?: string; message?: unknown })
+      .find((entry) => entry.type === 'user' && JSON.stringify(entry.message).includes('ONLY-TURN'));
+    expect(userEntry?.promptId).toBe(checkpoint!.id);
+
+    await manager.rewindFiles(checkpoint!.id);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
+  });
+});
+
+function initialBytes(snapshot: Record<string, string>, name: string): Buffer {
+  return Buffer.from(snapshot[name]!.split(' ')[1]!, 'base64');
+}
