@@ -56,14 +56,33 @@ export async function recordCall(manager: CheckpointManager, call: TrackedCall, 
   for (const file of files) await manager.recordWrite(file, details);
 }
 
+/** What the model is told when a call is refused because its files could not be backed up. */
+export function refusalReason(call: Pick<TrackedCall, 'tool' | 'paths'>, error: unknown): string {
+  const files = call.paths.length > 0 ? call.paths.join(', ') : 'its files';
+  return `rewindable could not back up ${files} before this ${call.tool} call, so the call was refused: ${error instanceof Error ? error.message : String(error)}`;
+}
+
 /**
- * Runs a tool call between `trackCall` and `recordCall`. A result that is an
+ * Runs a tool call between `trackCall` and `recordCall`. When tracking
+ * fails, the call does not run: `refuse` gives the result to return instead
+ * (the error is thrown without it). A result that is an
  * async iterable (a streaming tool's output) is written while it is
  * iterated, so its writes are recorded once the iteration ends. Errors of
  * the call itself propagate unchanged.
  */
-export async function runTracked<Result>(manager: CheckpointManager, call: TrackedCall, run: () => Result | PromiseLike<Result>): Promise<Result> {
-  const files = await trackCall(manager, call);
+export async function runTracked<Result>(
+  manager: CheckpointManager,
+  call: TrackedCall,
+  run: () => Result | PromiseLike<Result>,
+  refuse?: (reason: string, error: unknown) => Result | PromiseLike<Result>,
+): Promise<Result> {
+  let files: string[];
+  try {
+    files = await trackCall(manager, call);
+  } catch (error) {
+    if (refuse === undefined) throw error;
+    return await refuse(refusalReason(call, error), error);
+  }
   let result: Result;
   try {
     result = await run();

@@ -5,7 +5,7 @@ import type { CheckpointManager } from '../../checkpoint-manager.js';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { isUuid } from '../../paths.js';
 import type { PathSelector } from '../../tools/wrap.js';
-import { selectPaths, type LoosePathSelector } from '../tracked-call.js';
+import { refusalReason, selectPaths, type LoosePathSelector } from '../tracked-call.js';
 import { checkpointUserMessage } from '../user-message.js';
 import { mergeHooks, type HookMap } from './merge-hooks.js';
 import { PromptIds } from './prompt-ids.js';
@@ -120,7 +120,7 @@ export function createCheckpointHooks(manager: CheckpointManager, options: Check
         if (canonical !== undefined) await manager.trackEdit(canonical);
       }
     } catch (error) {
-      return deny(`rewindable could not back up ${paths.join(', ') || 'the file'} before this ${input.tool_name} call, so the call was refused: ${messageOf(error)}`);
+      return deny(refusalReason({ tool: input.tool_name, paths }, error));
     }
     return {};
   };
