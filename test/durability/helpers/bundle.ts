@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { afterAll } from 'vitest';
 
 /**
  * Child workers are bundled (library sources included) into one plain ESM file
@@ -26,11 +27,7 @@ export function bundledWorker(name: string): Promise<string> {
 }
 
 async function buildWorker(name: string): Promise<string> {
-  if (outputDirectory === undefined) {
-    outputDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-workers-'));
-    const created = outputDirectory;
-    process.once('exit', () => fs.rmSync(created, { recursive: true, force: true }));
-  }
+  if (outputDirectory === undefined) outputDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-workers-'));
   const outfile = path.join(outputDirectory, `${name}.mjs`);
   await build({
     entryPoints: [path.join(workersDirectory, `${name}.ts`)],
@@ -45,3 +42,10 @@ async function buildWorker(name: string): Promise<string> {
   });
   return outfile;
 }
+
+// Test files run in worker processes that may be stopped without an exit event: clean up after each file.
+afterAll(() => {
+  if (outputDirectory !== undefined) fs.rmSync(outputDirectory, { recursive: true, force: true });
+  outputDirectory = undefined;
+  built.clear();
+});
