@@ -172,6 +172,20 @@ describe('Claude Agent SDK end to end: query() and the real CLI against a fake M
     await manager.rewindFiles(checkpoint!.id);
     expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
+
+  it('blocks the prompt when its checkpoint cannot be taken: the model is never asked, nothing is written', async () => {
+    const { project, manager, initial } = await agentProject();
+    const api = await startApi({ 'BLOCKED-TURN': [toolUse('toolu_w1', 'Write', { file_path: project.file('notes.txt'), content: 'replaced\n' })] });
+    const claude = environment(api);
+    await manager.close(); // every call now fails with CLOSED
+    const messages: SDKMessage[] = [];
+    for await (const message of query({ prompt: 'BLOCKED-TURN: replace the notes', options: withCheckpoints(manager, { cwd: project.root, permissionMode: 'acceptEdits', settingSources: [], env: claude.env }) })) {
+      messages.push(message);
+    }
+    expect(api.requests).toEqual([]);
+    expect(project.snapshot()).toEqual(initial);
+    expect(JSON.stringify(messages)).toMatch(/rewindable could not take the checkpoint of this prompt, so it was not run: .*closed/);
+  });
 });
 
 function initialBytes(snapshot: Record<string, string>, name: string): Buffer {

@@ -146,7 +146,7 @@ export function createCheckpointHooks(manager: CheckpointManager, options: Check
   const matcher = [...tools.keys()].join('|');
   const hooks: HookMap = {
     UserPromptSubmit: [{ hooks: [userPromptSubmit] }],
-    // 'block': a hook that fails or times out must stop the write, not let it through untracked.
+    // 'block': a hook that fails in a way it did not foresee (a throw) must stop the write, not let it through untracked.
     PreToolUse: [{ matcher, hooks: [preToolUse], onFailure: 'block' }],
     PostToolUse: [{ matcher, hooks: [postToolUse] }],
   };
