@@ -1,5 +1,5 @@
 import type { CheckpointManager } from '../checkpoint-manager.js';
-import type { PathSelector } from '../tools/wrap.js';
+import { RewindableError } from '../errors.js';
 
 /**
  * Input fields read for paths when an adapter is not told which fields hold
@@ -9,7 +9,7 @@ import type { PathSelector } from '../tools/wrap.js';
 export const defaultPathFields = ['file_path', 'notebook_path', 'path'] as const;
 
 /** A path selector for any input (adapters see inputs the framework has typed loosely). */
-export type LoosePathSelector = PathSelector<never> | readonly string[] | ((input: never) => unknown);
+export type LoosePathSelector = readonly string[] | ((input: never) => unknown);
 
 /** What one tracked tool call is. */
 export interface TrackedCall {
@@ -62,13 +62,19 @@ export function refusalReason(call: Pick<TrackedCall, 'tool' | 'paths'>, error: 
   return `rewindable could not back up ${files} before this ${call.tool} call, so the call was refused: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+/** The tracking error again, with the refusal as its message: the same code, the original error as its cause. */
+export function refusalError(call: Pick<TrackedCall, 'tool' | 'paths'>, error: unknown): unknown {
+  if (!RewindableError.isInstance(error)) return error;
+  return new RewindableError(error.code, refusalReason(call, error), { cause: error, details: error.details });
+}
+
 /**
  * Runs a tool call between `trackCall` and `recordCall`. When tracking
- * fails, the call does not run: `refuse` gives the result to return instead
- * (the error is thrown without it). A result that is an
- * async iterable (a streaming tool's output) is written while it is
- * iterated, so its writes are recorded once the iteration ends. Errors of
- * the call itself propagate unchanged.
+ * fails, the call does not run: `refuse` gives the result to return instead,
+ * else the refusal is thrown (`refusalError`). A result that is an async
+ * iterable (a streaming tool's output) is written while it is iterated, so
+ * its writes are recorded once the iteration ends. Errors of the call itself
+ * propagate unchanged.
  */
 export async function runTracked<Result>(
   manager: CheckpointManager,
@@ -80,7 +86,7 @@ export async function runTracked<Result>(
   try {
     files = await trackCall(manager, call);
   } catch (error) {
-    if (refuse === undefined) throw error;
+    if (refuse === undefined) throw refusalError(call, error);
     return await refuse(refusalReason(call, error), error);
   }
   let result: Result;
@@ -99,7 +105,12 @@ export async function runTracked<Result>(
 
 /** `runTracked` for a call that is itself an async generator: tracks before the first value, records after the last. */
 export async function* streamTracked<Value>(manager: CheckpointManager, call: TrackedCall, run: () => AsyncIterable<Value>): AsyncGenerator<Value> {
-  const files = await trackCall(manager, call);
+  let files: string[];
+  try {
+    files = await trackCall(manager, call);
+  } catch (error) {
+    throw refusalError(call, error);
+  }
   yield* recordAfter(manager, call, files, run());
 }
 

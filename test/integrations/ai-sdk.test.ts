@@ -4,6 +4,7 @@ import { generateText, stepCountIs, tool, type ModelMessage, type ToolSet, type 
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { RewindableError } from '../../src/index.js';
 import { checkpointIdFor, checkpointUserMessage, fileTools, trackTools, writeTool } from '../../src/integrations/ai-sdk.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
@@ -147,7 +148,9 @@ describe('AI SDK: generateText with MockLanguageModelV3', () => {
     expect(executed).toBe(false);
     const errors = result.steps.flatMap((entry) => entry.content).filter((part) => part.type === 'tool-error');
     expect(errors).toHaveLength(1);
-    expect(String((errors[0] as { error: unknown }).error)).toMatch(/outside the project root/);
+    const error = (errors[0] as { error: unknown }).error;
+    expect(RewindableError.isInstance(error) && error.code).toBe('PATH_OUTSIDE_PROJECT');
+    expect((error as Error).message).toMatch(/^rewindable could not back up .*escape\.txt before this saveFile call, so the call was refused: .*outside the project root/);
     // The model was told why in the next request.
     expect(JSON.stringify(model.doGenerateCalls[1]!.prompt)).toMatch(/outside the project root/);
   });
