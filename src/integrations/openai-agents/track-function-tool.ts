@@ -1,7 +1,7 @@
 import type { FunctionTool, RunContext, ToolExecuteArgument } from '@openai/agents';
 import type { CheckpointManager } from '../../checkpoint-manager.js';
 import type { PathSelector } from '../../tools/wrap.js';
-import { runTracked, selectPaths, type LoosePathSelector } from '../tracked-call.js';
+import { refusalError, runTracked, selectPaths, type LoosePathSelector } from '../tracked-call.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any FunctionTool, whatever its context, parameters and result
 export type AnyFunctionTool = FunctionTool<any, any, any>;
@@ -44,8 +44,8 @@ export function trackFunctionTool<TOOL extends AnyFunctionTool>(manager: Checkpo
       call,
       () => tool.invoke(runContext, input, details),
       (reason, error) => {
-        if (tool.errorFunction === null) throw error;
-        return tool.errorFunction ? tool.errorFunction(runContext, new Error(reason, { cause: error }), details) : reason;
+        if (tool.errorFunction === null) throw refusalError(call, error);
+        return tool.errorFunction ? tool.errorFunction(runContext, refusalError(call, error), details) : reason;
       },
     );
   };
