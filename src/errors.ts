@@ -53,6 +53,8 @@ export const RewindableErrorCode = {
   MIRROR_FLUSH_TIMEOUT: 'MIRROR_FLUSH_TIMEOUT',
   /** A session's local and remote copies differ (it was written in two places); the mirror stopped copying it. */
   SESSION_DIVERGED: 'SESSION_DIVERGED',
+  /** Reading or writing a project file failed (an I/O error, permissions); nothing was recorded. */
+  FILE_IO: 'FILE_IO',
   /** Reading or writing the store failed (disk full, permissions, I/O error). */
   STORE_IO: 'STORE_IO',
   /** Scanning the capture scope failed (an unreadable directory ...). */
@@ -103,6 +105,16 @@ export class RewindableError extends Error {
   static isInstance(error: unknown): error is RewindableError {
     return typeof error === 'object' && error !== null && marker in error;
   }
+}
+
+/** Wraps an unexpected failure reading or writing a project file in a typed error. */
+export function fileIoError(action: string, filePath: string, cause: unknown): RewindableError {
+  if (RewindableError.isInstance(cause)) return cause;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new RewindableError(RewindableErrorCode.FILE_IO, `Could not ${action} ${filePath}: ${reason}. Nothing was recorded; fix the cause and retry.`, {
+    cause,
+    details: { path: filePath },
+  });
 }
 
 /** Wraps an unexpected filesystem failure of the store in a typed error. */

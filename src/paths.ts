@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { validate as isUuidString } from 'uuid';
-import { RewindableError, RewindableErrorCode } from './errors.js';
+import { fileIoError, RewindableError, RewindableErrorCode } from './errors.js';
 
 /** The project's key in the store: its real path with every character outside `[A-Za-z0-9]` replaced by `-`. */
 export function encodeProjectKey(realProjectRoot: string): string {
@@ -85,7 +85,7 @@ export function canonicalLocation(absolute: string): string {
       return path.join(fs.realpathSync.native(current), ...missing);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path.dirname(current) === current) throw error;
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path.dirname(current) === current) throw fileIoError('resolve', absolute, error);
       missing.unshift(path.basename(current));
     }
   }

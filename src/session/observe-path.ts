@@ -1,4 +1,5 @@
 import type fs from 'node:fs';
+import { fileIoError } from '../errors.js';
 import { inspectPath } from '../fs/inspect-path.js';
 import { isUnchangedSince, observe } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
@@ -27,10 +28,15 @@ export interface ObserveOptions {
  * follows a link: a link, or a link on the parent path, is recorded as such.
  */
 export function observePath(filePath: string, lastSeen: { state: RegularFileState; observed: Observation } | undefined, options: ObserveOptions): ObservedPath {
-  const inspection = inspectPath(filePath, {
-    maxBytes: options.maxBytes,
-    read: options.read === 'always' || lastSeen === undefined ? true : (stat) => !isUnchangedSince(lastSeen.observed, stat),
-  });
+  let inspection: ReturnType<typeof inspectPath>;
+  try {
+    inspection = inspectPath(filePath, {
+      maxBytes: options.maxBytes,
+      read: options.read === 'always' || lastSeen === undefined ? true : (stat) => !isUnchangedSince(lastSeen.observed, stat),
+    });
+  } catch (error) {
+    throw fileIoError('read', filePath, error);
+  }
   switch (inspection.kind) {
     case 'absent':
       return { state: { kind: 'absent' } };

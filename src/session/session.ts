@@ -1,6 +1,6 @@
 import type fs from 'node:fs';
 import path from 'node:path';
-import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
 import { sweepTemporaryFiles } from '../fs/atomic-write.js';
 import { isUnchangedSince } from '../fs/stat-signature.js';
 import { encodeProjectKey, toStoredPath } from '../paths.js';
@@ -138,7 +138,11 @@ export class Session {
   /** A batch whose early parts are stored straight away (large checkpoints and rewinds). */
   newBlobBatch(): BlobBatch {
     return new BlobBatch(async (blobs) => {
-      await this.log.storage.putBlobs(this.log.key, blobs);
+      try {
+        await this.log.storage.putBlobs(this.log.key, blobs);
+      } catch (error) {
+        throw RewindableError.isInstance(error) ? error : storeIoError(`store backups of session ${this.sessionId}`, error);
+      }
       for (const blob of blobs) this.storedBlobs.add(blob.hash);
     });
   }

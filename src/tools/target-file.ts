@@ -3,7 +3,7 @@ import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { pinParentDirectory } from '../fs/atomic-write.js';
 import { checkMissingParent, inspectEntry } from '../fs/inspect-path.js';
 import { PinnedDirectory } from '../fs/pinned-directory.js';
-import { toolFailed } from './tool-errors.js';
+import { asToolError, toolFailed } from './tool-errors.js';
 
 /** The file a tool is about to replace, found without following any link. */
 export interface TargetFile {
@@ -32,7 +32,12 @@ export interface ExistingFile {
  */
 export function openTargetFile(tool: string, filePath: string, maxBytes: number): TargetFile {
   const name = path.basename(filePath);
-  const pinned = PinnedDirectory.open(path.dirname(filePath));
+  let pinned: ReturnType<typeof PinnedDirectory.open>;
+  try {
+    pinned = PinnedDirectory.open(path.dirname(filePath));
+  } catch (error) {
+    throw asToolError(tool, filePath, error);
+  }
   if (pinned === 'missing') {
     const problem = checkMissingParent(path.dirname(filePath));
     if (problem !== undefined) throw toolFailed(tool, `cannot create ${filePath}: ${problem}.`, { path: filePath });
@@ -70,7 +75,7 @@ export function openTargetFile(tool: string, filePath: string, maxBytes: number)
     }
   } catch (error) {
     pinned.close();
-    throw error;
+    throw asToolError(tool, filePath, error);
   }
 }
 

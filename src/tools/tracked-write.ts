@@ -49,7 +49,14 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
     prepared.discard();
     throw error;
   }
-  if (!directory.isStillAtPath()) {
+  let stillThere: boolean;
+  try {
+    stillThere = directory.isStillAtPath();
+  } catch (error) {
+    prepared.discard();
+    throw asToolError(tool, target.path, error);
+  }
+  if (!stillThere) {
     prepared.discard();
     throw new RewindableError(
       RewindableErrorCode.PATH_IS_LINK,

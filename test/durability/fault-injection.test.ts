@@ -249,11 +249,9 @@ describe('fault injection: the Nth filesystem call fails', () => {
           seen[outcome.errorCode!] = (seen[outcome.errorCode!] ?? 0) + 1;
         }
         expect(cases).toBeGreaterThan(5);
-        // Known gap, reported and reproduced in known-gaps.test.ts: an I/O error reading a project
-        // file during trackEdit() or checkpoint() surfaces as the raw errno error. Nothing else may.
-        const unexpected = untyped.filter((entry) => entry.operation === 'rewind' || !entry.target.startsWith('project'));
-        expect(unexpected, 'untyped errors outside the known gap').toEqual([]);
-        console.info(`${operation}, ${persistent ? 'persistent' : 'one-off'}: ${cases} fault cases`, seen, untyped.length > 0 ? `(${untyped.length} untyped: known gap)` : '');
+        // Every fault surfaces as a RewindableError: FILE_IO for project files, STORE_IO for the store.
+        expect(untyped, 'untyped errors').toEqual([]);
+        console.info(`${operation}, ${persistent ? 'persistent' : 'one-off'}: ${cases} fault cases`, seen);
         untyped.length = 0;
       }, 120_000);
     }

@@ -71,6 +71,13 @@ export class BlobPack {
     }
     try {
       const size = fs.fstatSync(fd).size;
+      // A pack written by another format version is never repaired (cutting it would delete its backups).
+      if (size >= 5) {
+        const start = readAt(fd, 0, 5);
+        if (start.subarray(0, 4).equals(magic) && start[4] !== formatVersion) {
+          throw new Error(`${path} is a format ${start[4]} pack; this version of rewindable reads format ${formatVersion}`);
+        }
+      }
       const { index, validLength } = scan(fd, size);
       if (mode === 'write' && validLength < size) fs.ftruncateSync(fd, validLength);
       return new BlobPack(path, fd, validLength, index);

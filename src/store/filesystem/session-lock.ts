@@ -29,6 +29,7 @@ export async function acquireSessionLock(lockPath: string, sessionLabel: string)
     acquiredAt: new Date().toISOString(),
   };
   fs.mkdirSync(path.dirname(lockPath), { recursive: true });
+  sweepLeftovers(lockPath);
   for (let attempt = 0; attempt < 20; attempt += 1) {
     if (tryCreate(lockPath, owner)) return { release: async () => release(lockPath, owner.token) };
     const holder = readOwner(lockPath);
@@ -58,6 +59,21 @@ function tryCreate(lockPath: string, owner: LockOwner): boolean {
     throw error;
   } finally {
     fs.rmSync(temporary, { force: true });
+  }
+}
+
+/** Temporary and moved-aside lock files a killed process left behind (older than a minute). */
+function sweepLeftovers(lockPath: string): void {
+  const directory = path.dirname(lockPath);
+  const prefix = `${path.basename(lockPath)}.`;
+  const cutoff = Date.now() - 60_000;
+  for (const name of fs.readdirSync(directory)) {
+    if (!name.startsWith(prefix) || !(name.endsWith('.tmp') || name.endsWith('.stale'))) continue;
+    try {
+      if (fs.lstatSync(path.join(directory, name)).mtimeMs < cutoff) fs.rmSync(path.join(directory, name), { force: true });
+    } catch {
+      // Gone already.
+    }
   }
 }
 
