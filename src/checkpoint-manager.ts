@@ -360,6 +360,12 @@ export class CheckpointManager {
     return this.queue.run(async () => diffAgainstCheckpoint(session, await findCheckpoint(session, userMessageId), options));
   }
 
+  /** True when the session has a checkpoint with this id (cheap: no files are read). */
+  async hasCheckpoint(id: string): Promise<boolean> {
+    const session = await this.session();
+    return session?.state.checkpointsById.has(id) ?? false;
+  }
+
   /** Checkpoints of the session, oldest first. */
   async listCheckpoints(): Promise<CheckpointSummary[]> {
     const session = await this.session();

@@ -44,8 +44,7 @@ export interface CheckpointUserMessageOptions {
 export async function checkpointUserMessage(manager: CheckpointManager, message: unknown, options: CheckpointUserMessageOptions = {}): Promise<string> {
   const messageId = options.id ?? ownIdOf(message);
   const checkpointId = messageId === undefined ? randomUUID() : checkpointIdFor(messageId);
-  const existing = await manager.listCheckpoints();
-  if (existing.some((checkpoint) => checkpoint.id === checkpointId)) return checkpointId;
+  if (await manager.hasCheckpoint(checkpointId)) return checkpointId;
   await manager.recordUserMessage(message, { uuid: checkpointId });
   return checkpointId;
 }
