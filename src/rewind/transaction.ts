@@ -175,7 +175,8 @@ async function beforeAnyChange<T>(what: string, work: () => Promise<T>): Promise
   try {
     return await work();
   } catch (error) {
-    if (RewindableError.isInstance(error)) throw error;
+    // Typed errors of the store or the session stand; a project file that could not be read fails the rewind.
+    if (RewindableError.isInstance(error) && error.code !== RewindableErrorCode.FILE_IO) throw error;
     throw new RewindableError(
       RewindableErrorCode.REWIND_FAILED,
       `${what} failed before changing any file: ${describeFailure({ error })}. Nothing was changed; fix the cause and try again.`,

@@ -71,11 +71,12 @@ export class BlobPack {
     }
     try {
       const size = fs.fstatSync(fd).size;
-      // A pack written by another format version is never repaired (cutting it would delete its backups).
-      if (size >= 5) {
-        const start = readAt(fd, 0, 5);
-        if (start.subarray(0, 4).equals(magic) && start[4] !== formatVersion) {
-          throw new Error(`${path} is a format ${start[4]} pack; this version of rewindable reads format ${formatVersion}`);
+      // A pack written by another format version (an intact header, not a damaged one) is never
+      // repaired: cutting it would delete its backups.
+      if (size >= headerSize) {
+        const first = readAt(fd, 0, headerSize);
+        if (first.subarray(0, 4).equals(magic) && first[4] !== formatVersion && first.readUInt32LE(64) === crc32(first.subarray(0, 64))) {
+          throw new Error(`${path} is a format ${first[4]} pack; this version of rewindable reads format ${formatVersion}`);
         }
       }
       const { index, validLength } = scan(fd, size);
