@@ -88,3 +88,15 @@ export function listFiles(root: string): Map<string, number> {
   walk(root, '');
   return found;
 }
+
+/**
+ * Writes every dirty page of the machine to disk (`sync`), untimed, between
+ * contenders: on ext4 an fsync waits for the journal, which carries the
+ * other contender's unwritten metadata too, so without this a contender that
+ * fsyncs would pay for the writes of the one timed before it.
+ */
+export async function settleDisk(): Promise<void> {
+  spawnSync('sync', [], { stdio: 'ignore' });
+  // Let the cost of starting a process (cold caches) pass before the next timed step.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}

@@ -9,7 +9,7 @@ import { ShadowGit } from '../lib/shadow-git.js';
 import { seededRandom, sourceFile } from '../lib/source-text.js';
 import { sleep, stopwatch, summarize } from '../lib/timing.js';
 import { editFirstLine } from '../lib/turn-edits.js';
-import { copyTree, listFiles, removeTree, treeBytes } from '../lib/workspace.js';
+import { copyTree, listFiles, removeTree, settleDisk, treeBytes } from '../lib/workspace.js';
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The default real tree: an installed package's full source and build tree (TypeScript sources, JavaScript, declarations, source maps). */
@@ -105,6 +105,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
         const previous = sessions[contender];
         await previous?.manager?.close();
         removeTree(path.join(directory, `store-${contender}`));
+        await settleDisk();
         if (contender === 'git') {
           const git = ShadowGit.init(path.join(directory, 'store-git'), roots.git);
           let first = '';
@@ -148,6 +149,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
       }
       for (const contender of rotate(['git', ...durabilities] as Contender[], turn)) {
         const session = sessions[contender];
+        await settleDisk();
         if (contender === 'git') {
           incremental.git.push(await stopwatch(() => (session.latest = session.git!.checkpoint(`turn ${turn}`))));
         } else {
@@ -172,6 +174,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
       const undo: Partial<Record<Durability, string>> = {};
       for (const contender of rotate(['git', ...durabilities] as Contender[], round)) {
         const session = sessions[contender];
+        await settleDisk();
         if (contender === 'git') {
           rewinds.git.push(
             await stopwatch(() => {
@@ -189,6 +192,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
     }
     // The command as issue 6 words it, once: without --no-overlay, files created in later turns (committed since) stay.
     await sleep(settleMs);
+    await settleDisk();
     let leftBehind = 0;
     const literalMs = await stopwatch(() => {
       sessions.git.git!.run(['checkout', sessions.git.first, '--', '.']);
@@ -261,7 +265,8 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
         `Incremental: ${turns} turns, each modifying ${modifiedPerTurn} files (one line), creating one file in a new directory and deleting one, then timing each contender's checkpoint right away; ` +
           "the run checks that every scan reports exactly those changes. Back to back, so both tools also re-read the previous turn's files once (racy timestamps): the same small extra work on both sides.",
         `Store size after the first checkpoint and the ${turns} turns (${checkpoints} checkpoints): apparent bytes of every file of each store, disk blocks for context, and \`.git\` after \`git gc\` at the end of the scenario.`,
-        `Rewind: back to the first checkpoint (${rewindRounds} rounds; each undone, untimed, and left to age ${settleMs / 1000} s before the next). ` +
+        'Before every timed step (untimed) `sync` writes out the dirty pages left by the contender before, so that an fsync never pays for another tool\'s writes. ' +
+          `Rewind: back to the first checkpoint (${rewindRounds} rounds; each undone, untimed, and left to age ${settleMs / 1000} s before the next). ` +
           'Git needs `--no-overlay` to delete files created in later turns (they are in its index, so `git clean` keeps them); the plain `git checkout <rev> -- .` is timed once for context. ' +
           'The run checks after the first round that every copy holds the original tree again.',
       ],
