@@ -54,6 +54,8 @@ export function markdownReport(reports: readonly ScenarioReport[], run: RunDescr
     '',
     '## Targets',
     '',
+    `${targets.filter(({ row }) => verdictOf(row) === 'PASS').length} of ${targets.length} targets met in this run. Each scenario's section below says how it was measured.`,
+    '',
     '| scenario | case | ratio (or value) | target | result |',
     '|---|---|--:|---|---|',
     ...targets.map(
