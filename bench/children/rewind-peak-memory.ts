@@ -17,22 +17,12 @@ function statusKiB(field: 'VmRSS' | 'VmHWM'): number {
   return Number(match[1]);
 }
 
-const peaks = { heapUsed: 0, external: 0, arrayBuffers: 0 };
-const sample = () => {
-  const usage = process.memoryUsage();
-  peaks.heapUsed = Math.max(peaks.heapUsed, usage.heapUsed);
-  peaks.external = Math.max(peaks.external, usage.external);
-  peaks.arrayBuffers = Math.max(peaks.arrayBuffers, usage.arrayBuffers);
-};
-const sampler = setInterval(sample, 10);
 const beforeOpenKiB = statusKiB('VmRSS');
 const manager = await CheckpointManager.open({ cwd: cwd!, storeDir: storeDir!, resume: sessionId!, durability: 'none' });
 const openedKiB = statusKiB('VmRSS');
 const started = performance.now();
 const result = await manager.rewindFiles(checkpointId);
 const rewindMs = performance.now() - started;
-sample();
-clearInterval(sampler);
 await manager.close();
 console.log(
   JSON.stringify({
@@ -42,8 +32,5 @@ console.log(
     maxRssKiB: process.resourceUsage().maxRSS,
     filesChanged: result.filesChanged?.length ?? 0,
     rewindMs,
-    peakHeapUsedKiB: Math.round(peaks.heapUsed / 1024),
-    peakExternalKiB: Math.round(peaks.external / 1024),
-    peakArrayBuffersKiB: Math.round(peaks.arrayBuffers / 1024),
   }),
 );

@@ -21,9 +21,6 @@ interface ChildReport {
   maxRssKiB: number;
   filesChanged: number;
   rewindMs: number;
-  peakHeapUsedKiB: number;
-  peakExternalKiB: number;
-  peakArrayBuffersKiB: number;
 }
 
 /**
@@ -83,8 +80,7 @@ export const rewindPeakMemory: Scenario = {
             "Durability 'none' (the memory a rewind needs does not depend on fsync; it keeps the run short).",
           'A child process (bench/children/rewind-peak-memory.ts, bundled with esbuild and run by plain `node`, as a user\'s process runs the built package) opens the session and runs the real rewind ' +
             '(which also backs up the current content of every file first), then reports VmHWM from /proc/self/status: the peak resident set over its whole life, Node.js itself included.',
-          `The child's resident set before opening the session was ${megabytes(measured.beforeOpenKiB).toFixed(1)} MB, after opening it ${megabytes(measured.openedKiB).toFixed(1)} MB; the rewind took ${(measured.rewindMs / 1000).toFixed(1)} s. ` +
-            `Peaks sampled every 10 ms: V8 heap used ${megabytes(measured.peakHeapUsedKiB).toFixed(1)} MB, memory outside the heap (buffers: file contents) ${megabytes(measured.peakExternalKiB).toFixed(1)} MB.`,
+          `The child's resident set before opening the session was ${megabytes(measured.beforeOpenKiB).toFixed(1)} MB, after opening it ${megabytes(measured.openedKiB).toFixed(1)} MB; the rewind took ${(measured.rewindMs / 1000).toFixed(1)} s.`,
         ],
         rows: [
           {
