@@ -27,6 +27,7 @@ import { checkpointNotFoundMessage, findCheckpoint } from './session/find-checkp
 import { listSessions } from './session/list-sessions.js';
 import { recordToolWrite, type RecordWriteOptions } from './session/record-write.js';
 import { Session } from './session/session.js';
+import type { ObservedPath } from './session/observe-path.js';
 import { trackFirstBackup } from './session/track-edit.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
@@ -244,6 +245,17 @@ export class CheckpointManager {
   }
 
   /**
+   * trackEdit for a canonical path the caller has just read through its pinned
+   * directory (the built-in tools): the backup uses that reading.
+   * @internal
+   */
+  async trackEditRead(absolute: string, reading: ObservedPath): Promise<void> {
+    const session = await this.writableSession('trackEdit()');
+    if (session === undefined) return;
+    await this.queue.run(() => trackFirstBackup(session, absolute, absolute, reading));
+  }
+
+  /**
    * Records what a tool just wrote to a tracked file (its hash, not its
    * bytes), so a later rewind can tell the agent's writes from anyone else's
    * and report conflicts. The built-in tools and adapters call it for you.
@@ -252,6 +264,16 @@ export class CheckpointManager {
     const session = await this.writableSession('recordWrite()');
     if (session === undefined) return;
     const absolute = canonicalPath(filePath, this.scope);
+    await this.queue.run(() => recordToolWrite(session, absolute, details));
+  }
+
+  /**
+   * recordWrite for a canonical path (the built-in tools).
+   * @internal
+   */
+  async recordWriteResolved(absolute: string, details: RecordWriteOptions): Promise<void> {
+    const session = await this.writableSession('recordWrite()');
+    if (session === undefined) return;
     await this.queue.run(() => recordToolWrite(session, absolute, details));
   }
 

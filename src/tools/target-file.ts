@@ -1,3 +1,4 @@
+import type fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { pinParentDirectory } from '../fs/atomic-write.js';
@@ -23,6 +24,9 @@ export interface ExistingFile {
   /** Permission bits, kept by the write. */
   mode: number;
   bytes: Buffer;
+  /** The stat the bytes were read with, and when (for the backup's signature). */
+  stat: fs.BigIntStats;
+  observedAtNs: bigint;
 }
 
 /**
@@ -53,6 +57,8 @@ export function openTargetFile(tool: string, filePath: string, maxBytes: number)
         return target(tool, filePath, name, pinned, {
           mode: Number(inspection.stat.mode & 0o7777n),
           bytes: inspection.content!,
+          stat: inspection.stat,
+          observedAtNs: inspection.observedAtNs,
         });
       case 'symlink':
         throw new RewindableError(

@@ -1,6 +1,9 @@
 import type { CheckpointManager } from '../checkpoint-manager.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { prepareAtomicWrite, type PreparedWrite } from '../fs/atomic-write.js';
+import { observe } from '../fs/stat-signature.js';
+import type { ObservedPath } from '../session/observe-path.js';
+import { sha256 } from '../store/session-log.js';
 import type { TargetFile } from './target-file.js';
 import { asToolError, toolFailed } from './tool-errors.js';
 
@@ -29,11 +32,11 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
   let tracking: Promise<void>;
   if (directory === undefined) {
     // New directories are only created once the backup is taken, so a refused track leaves none behind.
-    await manager.trackEdit(target.path);
+    await manager.trackEditRead(target.path, readingOf(target));
     directory = createDirectories(tool, target);
     tracking = Promise.resolve();
   } else {
-    tracking = manager.trackEdit(target.path);
+    tracking = manager.trackEditRead(target.path, readingOf(target));
     tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
   }
   let prepared: PreparedWrite;
@@ -77,7 +80,19 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
       throw toolFailed(tool, `${target.path} was written, but its directory could not be flushed to disk (${reason}); the change may not survive a power cut.`, { path: target.path }, error);
     }
   }
-  await manager.recordWrite(target.path, { tool, content: bytes, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
+  await manager.recordWriteResolved(target.path, { tool, content: bytes, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
+}
+
+/** What the tool read of the target, handed to the backup so the file is not read twice. */
+function readingOf(target: TargetFile): ObservedPath {
+  const existing = target.existing;
+  if (existing === undefined) return { state: { kind: 'absent' } };
+  return {
+    state: { kind: 'file', sha256: sha256(existing.bytes), size: existing.bytes.length, mode: existing.mode },
+    observed: observe(existing.stat, existing.observedAtNs),
+    content: existing.bytes,
+    stat: existing.stat,
+  };
 }
 
 function createDirectories(tool: string, target: TargetFile) {

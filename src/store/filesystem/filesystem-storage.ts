@@ -56,6 +56,8 @@ export function defaultStoreDirectory(): string {
 
 interface Appender {
   fd: number;
+  /** Bytes in the log: kept here rather than asked of the file before every append. */
+  length: number;
   /** Set after a failed flush: the data may be lost, so nothing more is appended until the session is reopened. */
   failure?: unknown;
 }
@@ -105,8 +107,10 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     await ensureDirectory(path.dirname(file));
     const existed = fs.existsSync(file);
     const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND, 0o600);
+    let length = 0;
     try {
       const size = fs.fstatSync(fd).size;
+      length = size;
       if (size > 0) {
         const known = loadedLengths.get(keyString(key));
         const validLength = known !== undefined && known.size === size ? known.validLength : parseLog(fs.readFileSync(fd), file).validLength;
@@ -114,6 +118,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
           // A torn tail from a crash was never acknowledged; appending after it would merge it into the next line.
           fs.ftruncateSync(fd, validLength);
           if (durable) await flushFileData(fd);
+          length = validLength;
         }
       }
       if (!existed && durable) await flushDirectory(path.dirname(file));
@@ -121,7 +126,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       fs.closeSync(fd);
       throw error;
     }
-    const appender: Appender = { fd };
+    const appender: Appender = { fd, length };
     appenders.set(keyString(key), appender);
     return appender;
   }
@@ -233,9 +238,10 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       const flushBlobs = await storeBlobs(key, blobs);
       if (appender === undefined) return flushBlobs();
       const bytes = Buffer.from(entries.map(encodeLine).join(''));
-      const before = fs.fstatSync(appender.fd).size;
+      const before = appender.length;
       try {
         writeAll(appender.fd, bytes);
+        appender.length += bytes.length;
       } catch (error) {
         // Cut a partial line off so the log stays a list of whole lines.
         try {
@@ -260,6 +266,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       // them either (a rewind whose end record failed would otherwise count as complete).
       try {
         fs.ftruncateSync(appender.fd, before);
+        appender.length = before;
       } catch {
         appender.failure ??= failure.reason;
       }
