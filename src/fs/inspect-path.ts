@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FileType } from '../schemas.js';
+import type { DirectoryCache } from './directory-cache.js';
 import { noFollow, PinnedDirectory } from './pinned-directory.js';
 import { wallClockNs } from './stat-signature.js';
 
@@ -25,8 +26,9 @@ export interface InspectOptions {
   maxBytes: number;
 }
 
-export function inspectPath(filePath: string, options: InspectOptions): Inspection {
-  const parent = PinnedDirectory.open(path.dirname(filePath));
+/** Inspects a path through its pinned parent (taken from `directories` when given, which then owns it). */
+export function inspectPath(filePath: string, options: InspectOptions, directories?: DirectoryCache): Inspection {
+  const parent = directories !== undefined ? directories.open(path.dirname(filePath)) : PinnedDirectory.open(path.dirname(filePath));
   if (typeof parent === 'string') {
     if (parent !== 'missing') return { kind: 'unsafe-parent', reason: parentReason(parent) };
     const ancestor = checkMissingParent(path.dirname(filePath));
@@ -35,7 +37,7 @@ export function inspectPath(filePath: string, options: InspectOptions): Inspecti
   try {
     return inspectEntry(parent, path.basename(filePath), options);
   } finally {
-    parent.close();
+    if (directories === undefined) parent.close();
   }
 }
 

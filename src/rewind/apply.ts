@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pinParentDirectory, writeFileAtomically } from '../fs/atomic-write.js';
+import type { DirectoryCache } from '../fs/directory-cache.js';
 import { flushDirectory } from '../fs/flush.js';
 import { inspectEntry } from '../fs/inspect-path.js';
 import { noFollow, type PinnedDirectory } from '../fs/pinned-directory.js';
@@ -23,6 +24,8 @@ export interface ApplyContext {
   readBlob(hash: string): Promise<BlobRead>;
   durable: boolean;
   maxFileBytes: number;
+  /** Pinned directories shared with the plan; every write re-checks its directory is still in place. */
+  directories: DirectoryCache;
 }
 
 export interface AppliedChange {
@@ -58,7 +61,9 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
   if (context.durable) {
     for (const directory of touchedDirectories) {
       try {
-        await flushDirectory(directory);
+        const pinned = context.directories.open(directory);
+        if (typeof pinned === 'string') await flushDirectory(directory);
+        else await pinned.flush();
       } catch (error) {
         outcome.failure ??= { path: directory, error };
       }
@@ -74,24 +79,33 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
 export function inverseOf(change: PlannedChange): PlannedChange | undefined {
   if (change.current.kind === 'symlink') return undefined;
   const inverse: Record<RewindAction, RewindAction> = { restore: 'restore', chmod: 'chmod', recreate: 'delete', delete: 'recreate' };
-  return { ...change, action: inverse[change.action], target: change.current, current: change.target };
+  // The target's bytes are read from the store again: the ones the plan kept belong to the forward change.
+  return { ...change, action: inverse[change.action], target: change.current, current: change.target, targetBytes: undefined };
 }
 
 async function applyChange(context: ApplyContext, change: PlannedChange): Promise<AppliedChange | { skipped: SkippedPath }> {
   const skip = (reason: SkippedPath['reason'], detail: string) => ({
     skipped: { path: change.path, reason, message: `${change.path} was left alone: ${detail}.` },
   });
-  let bytes: Buffer | undefined;
-  if (change.target.kind === 'file' && change.action !== 'chmod') {
+  let bytes = change.targetBytes;
+  if (change.target.kind === 'file' && change.action !== 'chmod' && bytes === undefined) {
     const read = await context.readBlob(change.target.sha256);
     if (!read.ok) return skip('backup-unreadable', read.reason);
     bytes = read.bytes;
   }
-  const directory = pinParentDirectory(change.path, change.action === 'recreate');
-  if (typeof directory === 'string') {
+  const parent = path.dirname(change.path);
+  let directory = context.directories.open(parent);
+  if (directory === 'missing' && change.action === 'recreate') {
+    // Create the missing directories, each inside the pinned level above; later files find them pinned.
+    context.directories.forget(parent);
+    const created = pinParentDirectory(change.path, true);
+    if (typeof created === 'object') created.close();
+    directory = context.directories.open(parent);
+  }
+  if (typeof directory === 'string' || !directory.isStillAtPath()) {
     return skip('parent-changed', directory === 'missing' ? 'its directory is gone' : 'its parent directory changed since the plan was made');
   }
-  try {
+  {
     const name = path.basename(change.path);
     const check = stillAsPlanned(context, directory, name, change);
     if (check !== true) return check === 'changed' ? skip('changed-during-rewind', 'it changed while the rewind was running') : skip(check, describe(check));
@@ -108,8 +122,6 @@ async function applyChange(context: ApplyContext, change: PlannedChange): Promis
       await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
     }
     return { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) };
-  } finally {
-    directory.close();
   }
 }
 

@@ -1,3 +1,5 @@
+import { commonPrefixLength, commonSuffixLength } from '../util/byte-compare.js';
+
 /**
  * Exact line statistics, as `git diff --no-index --numstat <current> <target>`
  * reports them: the number of lines a minimal line diff adds and removes.
@@ -52,11 +54,37 @@ export function lineStats(current: Uint8Array | undefined, target: Uint8Array | 
   if (before.length === 0 || after.length === 0) {
     return { insertions: countLines(after), deletions: countLines(before), binary: false, skipped: false };
   }
-  const a = splitLines(before);
-  const b = splitLines(after);
-  const common = lcsLength(a, b, options.maxSteps ?? 50_000_000);
-  if (common === undefined) return { insertions: 0, deletions: 0, binary: false, skipped: true };
-  return { insertions: b.length - common, deletions: a.length - common, binary: false, skipped: false };
+  // Whole lines the two share at both ends are common to every diff: count them, split only the middle.
+  const edges = commonLineEdges(before, after);
+  const a = splitLines(before.subarray(edges.prefix, before.length - edges.suffix));
+  const b = splitLines(after.subarray(edges.prefix, after.length - edges.suffix));
+  const middle = lcsLength(a, b, options.maxSteps ?? 50_000_000);
+  if (middle === undefined) return { insertions: 0, deletions: 0, binary: false, skipped: true };
+  const common = edges.lines + middle;
+  return { insertions: countLines(after) - common, deletions: countLines(before) - common, binary: false, skipped: false };
+}
+
+/**
+ * Bytes of whole lines `a` and `b` share at the start and at the end (each
+ * cut back to a line boundary in both files), and how many lines that is.
+ */
+function commonLineEdges(a: Uint8Array, b: Uint8Array): { prefix: number; suffix: number; lines: number } {
+  let prefix = commonPrefixLength(a, b);
+  if (prefix < a.length || prefix < b.length) {
+    // Back up to just after the last newline both share: the line in progress differs.
+    prefix = Buffer.from(a.buffer, a.byteOffset, prefix).lastIndexOf(0x0a) + 1;
+  }
+  let suffix = commonSuffixLength(a, b, Math.min(a.length, b.length) - prefix);
+  const startsLine = (bytes: Uint8Array, at: number) => at === prefix || bytes[at - 1] === 0x0a;
+  if (suffix > 0 && !(startsLine(a, a.length - suffix) && startsLine(b, b.length - suffix))) {
+    // Move forward to the first line start inside the shared end.
+    const shared = Buffer.from(a.buffer, a.byteOffset + a.length - suffix, suffix);
+    const newline = shared.indexOf(0x0a);
+    suffix = newline === -1 ? 0 : suffix - newline - 1;
+  }
+  const prefixLines = countLines(a.subarray(0, prefix));
+  const suffixLines = countLines(a.subarray(a.length - suffix));
+  return { prefix, suffix, lines: prefixLines + suffixLines };
 }
 
 function splitLines(bytes: Uint8Array): string[] {

@@ -1,4 +1,5 @@
 import type { FileState, RegularFileState, RewindAction } from '../schemas.js';
+import type { DirectoryCache } from '../fs/directory-cache.js';
 import { observePath, type ObservedPath } from '../session/observe-path.js';
 import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
@@ -58,6 +59,8 @@ export interface PlannedChange {
   statsSkipped: boolean;
   /** Changed by someone other than the tracked tools since they last wrote it. */
   conflict: boolean;
+  /** The target's bytes, kept from planning (already hash-checked) so applying need not read them again. */
+  targetBytes?: Buffer | undefined;
 }
 
 export interface RewindPlan {
@@ -69,6 +72,10 @@ export interface RewindPlan {
 
 export interface PlanContext {
   state: SessionState;
+  /** Pinned directories shared by the files of this rewind. */
+  directories?: DirectoryCache;
+  /** Bytes of targets the plan may keep for applying (real runs); the rest are read again when applied. */
+  keepTargetBytes?: { remaining: number };
   readBlob(hash: string): Promise<BlobRead>;
   maxFileBytes: number;
   /** Leave files with conflicts alone instead of overwriting them. */
@@ -83,7 +90,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   const tracked = [...context.state.paths.values()]
     .filter((path) => context.only === undefined || context.only.has(path.storedPath))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const outcomes = await mapConcurrently(tracked, 8, (path) => planPath(context, path, targetIndex));
+  const outcomes = await mapConcurrently(tracked, 4, (path) => planPath(context, path, targetIndex));
   const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
   outcomes.forEach((outcome, index) => {
     plan.observations.push({ tracked: tracked[index]!, observation: outcome.observation });
@@ -101,11 +108,11 @@ interface PathOutcome {
 
 async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number): Promise<PathOutcome> {
   const target = context.state.versionAt(tracked, targetIndex).state;
-  let observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed' });
+  let observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories });
   let action = actionFor(observation.state, target, tracked);
   // The diff and the backup need the current bytes, which a matching stat signature let us skip.
   if (observation.content === undefined && observation.state.kind === 'file' && action !== undefined && action !== 'chmod') {
-    observation = observePath(tracked.path, undefined, { maxBytes: context.maxFileBytes, read: 'always' });
+    observation = observePath(tracked.path, undefined, { maxBytes: context.maxFileBytes, read: 'always', directories: context.directories });
     action = actionFor(observation.state, target, tracked);
   }
   if (context.onContent !== undefined) await context.onContent(tracked, observation);
@@ -131,6 +138,9 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
   const conflict = tracked.lastWrite !== undefined && !sameState(observation.state, tracked.lastWrite.state);
   if (conflict && context.skipConflicts) return skip('conflict', 'it changed since the tracked tools last wrote it, and conflicts are skipped');
   const stats = action === 'chmod' ? undefined : lineStats(content, targetBytes);
+  const budget = context.keepTargetBytes;
+  const keep = targetBytes !== undefined && action !== 'chmod' && budget !== undefined && budget.remaining >= targetBytes.length;
+  if (keep) budget.remaining -= targetBytes!.length;
   return {
     observation,
     change: {
@@ -144,6 +154,7 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
       binary: stats?.binary ?? false,
       statsSkipped: stats?.skipped ?? false,
       conflict,
+      ...(keep ? { targetBytes } : {}),
     },
   };
 }

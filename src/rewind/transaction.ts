@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import type { CheckpointRecord, RewindEndRecord } from '../schemas.js';
+import type { CheckpointRecord, RewindBeginRecord, RewindEndRecord } from '../schemas.js';
 import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
-import { applyChanges, inverseOf, type ApplyOutcome } from './apply.js';
+import { DirectoryCache } from '../fs/directory-cache.js';
+import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { planRewind, type PlanContext, type RewindPlan } from './plan.js';
 import { summarize, type RewindFilesResult } from './result.js';
+
+/** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
+const rewindBatchBytes = 4 * 1024 * 1024;
+/** Target bytes the plan keeps for applying, so small rewinds read each backup once. */
+const keptTargetBytes = 32 * 1024 * 1024;
 
 /**
  * A real rewind is a transaction:
@@ -24,13 +30,23 @@ import { summarize, type RewindFilesResult } from './result.js';
  * did not commit.
  */
 export async function runRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
-  const batch = session.newBlobBatch();
+  const directories = new DirectoryCache();
+  try {
+    return await runRewindIn(session, target, skipConflicts, directories);
+  } finally {
+    directories.close();
+  }
+}
+
+async function runRewindIn(session: Session, target: CheckpointInfo, skipConflicts: boolean, directories: DirectoryCache): Promise<RewindFilesResult> {
+  const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
   const plan = await beforeAnyChange(`The rewind to message ${target.id}`, async () => {
     const planned = await planRewind(
       {
-        ...planContext(session, skipConflicts),
+        ...planContext(session, skipConflicts, directories),
+        keepTargetBytes: { remaining: keptTargetBytes },
         onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
       },
       target.index,
@@ -57,10 +73,10 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
     batch.take(),
   );
 
-  const outcome = await applyChanges(applyContext(session), plan.changes);
+  const outcome = await applyChanges(applyContext(session, directories), plan.changes);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
-    await rollBack(session, rewindId, outcome, describeFailure(outcome.failure));
+    await rollBack(session, rewindId, outcome, describeFailure(outcome.failure), directories);
     throw new RewindableError(
       RewindableErrorCode.REWIND_FAILED,
       `The rewind to message ${target.id} failed at ${outcome.failure.path}: ${describeFailure(outcome.failure)}. ` +
@@ -79,7 +95,7 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
   } catch (error) {
     // Not recorded means not committed: the caller gets no result, so the files go back as after any failure.
     const reason = `its end could not be recorded (${describeFailure({ error })})`;
-    await rollBack(session, rewindId, outcome, reason);
+    await rollBack(session, rewindId, outcome, reason, directories);
     throw new RewindableError(
       RewindableErrorCode.REWIND_FAILED,
       `The rewind to message ${target.id} changed the files, but ${reason}. Every file it had changed was put back as it was before the rewind.`,
@@ -90,8 +106,13 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
 }
 
 export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
-  const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, () => planRewind(planContext(session, skipConflicts), target.index));
-  return summarize(plan.changes, plan.skipped, true);
+  const directories = new DirectoryCache();
+  try {
+    const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, () => planRewind(planContext(session, skipConflicts, directories), target.index));
+    return summarize(plan.changes, plan.skipped, true);
+  } finally {
+    directories.close();
+  }
 }
 
 /**
@@ -108,8 +129,17 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
   if (undo === undefined) return;
   const planned = new Set(begin.plan.map((entry) => entry.path));
+  const directories = new DirectoryCache();
+  try {
+    await rollBackInterrupted(session, begin, undo, planned, directories);
+  } finally {
+    directories.close();
+  }
+}
+
+async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, planned: ReadonlySet<string>, directories: DirectoryCache): Promise<void> {
   const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () =>
-    planRewind({ ...planContext(session, false), only: planned }, undo.index),
+    planRewind({ ...planContext(session, false, directories), only: planned }, undo.index),
   );
   const rewoundTo = session.state.checkpointsById.get(begin.target);
   const changedSince = plan.changes.filter((change) => rewoundTo === undefined || !sameState(change.current, session.state.versionAt(change.tracked, rewoundTo.index).state));
@@ -121,7 +151,7 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
       message: `${change.path} was left alone: it changed after the interrupted rewind, and rolling it back would discard that change.`,
     })),
   );
-  const outcome = await applyChanges(applyContext(session), plan.changes);
+  const outcome = await applyChanges(applyContext(session, directories), plan.changes);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
     throw new RewindableError(
@@ -139,9 +169,9 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
   await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
 }
 
-async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, error: string): Promise<void> {
+async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, error: string, directories: DirectoryCache): Promise<void> {
   const undo = await applyChanges(
-    applyContext(session),
+    applyContext(session, directories),
     outcome.applied.flatMap((applied) => inverseOf(applied.change) ?? []).reverse(),
   );
   noteWritten(undo);
@@ -185,12 +215,12 @@ async function beforeAnyChange<T>(what: string, work: () => Promise<T>): Promise
   }
 }
 
-function planContext(session: Session, skipConflicts: boolean): PlanContext {
-  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts };
+function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache): PlanContext {
+  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories };
 }
 
-function applyContext(session: Session) {
-  return { readBlob: (hash: string) => session.readBlob(hash), durable: session.durable, maxFileBytes: session.maxFileBytes };
+function applyContext(session: Session, directories: DirectoryCache): ApplyContext {
+  return { readBlob: (hash: string) => session.readBlob(hash), durable: session.durable, maxFileBytes: session.maxFileBytes, directories };
 }
 
 /** What a rewind wrote is now the newest known content of each file. */

@@ -1,5 +1,6 @@
 import type fs from 'node:fs';
 import { fileIoError } from '../errors.js';
+import type { DirectoryCache } from '../fs/directory-cache.js';
 import { inspectPath } from '../fs/inspect-path.js';
 import { isUnchangedSince, observe } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
@@ -19,6 +20,8 @@ export interface ObservedPath {
 
 export interface ObserveOptions {
   maxBytes: number;
+  /** Pinned directories shared by the files of one operation. */
+  directories?: DirectoryCache;
   /** `if-changed` trusts a matching stat signature (see stat-signature.ts); `always` reads the bytes. */
   read: 'always' | 'if-changed';
 }
@@ -33,7 +36,7 @@ export function observePath(filePath: string, lastSeen: { state: RegularFileStat
     inspection = inspectPath(filePath, {
       maxBytes: options.maxBytes,
       read: options.read === 'always' || lastSeen === undefined ? true : (stat) => !isUnchangedSince(lastSeen.observed, stat),
-    });
+    }, options.directories);
   } catch (error) {
     throw fileIoError('read', filePath, error);
   }

@@ -2,6 +2,7 @@ import type fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
 import { sweepTemporaryFiles } from '../fs/atomic-write.js';
+import { DirectoryCache } from '../fs/directory-cache.js';
 import { isUnchangedSince } from '../fs/stat-signature.js';
 import { encodeProjectKey, toStoredPath } from '../paths.js';
 import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
@@ -136,7 +137,7 @@ export class Session {
   }
 
   /** A batch whose early parts are stored straight away (large checkpoints and rewinds). */
-  newBlobBatch(): BlobBatch {
+  newBlobBatch(limitBytes?: number): BlobBatch {
     return new BlobBatch(async (blobs) => {
       try {
         await this.log.storage.putBlobs(this.log.key, blobs);
@@ -144,7 +145,7 @@ export class Session {
         throw RewindableError.isInstance(error) ? error : storeIoError(`store backups of session ${this.sessionId}`, error);
       }
       for (const blob of blobs) this.storedBlobs.add(blob.hash);
-    });
+    }, limitBytes);
   }
 
   /**
@@ -181,13 +182,18 @@ export class Session {
     }
     const batch = this.newBlobBatch();
     const files: CheckpointRecord['files'] = [];
-    for (const tracked of this.state.paths.values()) {
-      // A scan just lstat'ed the scope: a file whose signature still matches need not be looked at again.
-      const scanned = scan?.stats.get(tracked.path);
-      if (scanned !== undefined && tracked.lastSeen !== undefined && isUnchangedSince(tracked.lastSeen.observed, scanned) && sameState(tracked.lastSeen.state, this.state.latestVersion(tracked).state)) continue;
-      const observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: this.maxFileBytes, read: 'if-changed' });
-      const entry = await this.noteObservation(tracked, observation, batch);
-      if (entry !== undefined) files.push(entry);
+    const directories = new DirectoryCache();
+    try {
+      for (const tracked of this.state.paths.values()) {
+        // A scan just lstat'ed the scope: a file whose signature still matches need not be looked at again.
+        const scanned = scan?.stats.get(tracked.path);
+        if (scanned !== undefined && tracked.lastSeen !== undefined && isUnchangedSince(tracked.lastSeen.observed, scanned) && sameState(tracked.lastSeen.state, this.state.latestVersion(tracked).state)) continue;
+        const observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: this.maxFileBytes, read: 'if-changed', directories });
+        const entry = await this.noteObservation(tracked, observation, batch);
+        if (entry !== undefined) files.push(entry);
+      }
+    } finally {
+      directories.close();
     }
     if (existing !== undefined && files.length === 0 && scan === undefined) return { records: [], blobs: [] };
     const record: CheckpointRecord = {

@@ -67,12 +67,23 @@ describe('I/O errors reading project files are typed and leave nothing behind', 
   it('the Write tool meeting an I/O error after the backup throws a typed error and leaves no temporary file', async () => {
     const sandbox = createSandbox();
     sandboxes.push(sandbox);
-    sandbox.writeFiles({ 'a.txt': 'a\n' });
+    sandbox.writeFiles({ 'a.txt': 'a\n', 'probe.txt': 'p\n' });
     const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none' });
     await manager.checkpoint();
-    // The directory's identity is read three times: opening the target, tracking, and after the backup.
+    // The last time the tool reads its directory's identity is the check right before the rename:
+    // count the reads of the same write on another file, then fail the last one.
+    let probeReads = 0;
+    const count = instrumentFs(['readlinkSync'], () => {
+      probeReads += 1;
+      return undefined;
+    });
+    try {
+      await manager.tools.write({ file_path: 'probe.txt', content: 'q\n' });
+    } finally {
+      count();
+    }
     let reads = 0;
-    const restore = instrumentFs(['readlinkSync'], (name) => ((reads += 1) === 3 ? errnoError('EIO', name) : undefined));
+    const restore = instrumentFs(['readlinkSync'], (name) => ((reads += 1) === probeReads ? errnoError('EIO', name) : undefined));
     let error: unknown;
     try {
       await manager.tools.write({ file_path: 'a.txt', content: 'b\n' });
@@ -83,7 +94,8 @@ describe('I/O errors reading project files are typed and leave nothing behind', 
     }
     await manager.close();
     expect(error).toBeDefined();
-    expect(fs.readdirSync(sandbox.root)).toEqual(['a.txt']);
+    expect(fs.readdirSync(sandbox.root).sort()).toEqual(['a.txt', 'probe.txt']);
+    expect(fs.readFileSync(`${sandbox.root}/a.txt`, 'utf8')).toBe('a\n');
     expect(RewindableError.isInstance(error), String(error)).toBe(true);
   });
 });

@@ -35,6 +35,8 @@ const maxDeltaDepth = 24;
 /** Below this size a delta saves too little to be worth a chain. */
 const minDeltaSize = 1024;
 const memberSize = 32 + 6 + 6;
+/** Recently used contents kept in memory (see `recent`). */
+const recentLimitBytes = 4 * 1024 * 1024;
 
 type PackEntry =
   | { kind: typeof kindFull | typeof kindDelta; offset: number; depth: number; size: number; payloadLength: number }
@@ -47,6 +49,13 @@ export interface PackBlob {
 }
 
 export class BlobPack {
+  /**
+   * Contents recently appended, newest last: the next version of a file is
+   * stored as a delta against the previous one, which would otherwise be
+   * rebuilt from the file (and its own delta chain) every time.
+   */
+  private readonly recent = new Map<string, Buffer>();
+  private recentBytes = 0;
   /** The last bundle decompressed: a rewind reads many members of one bundle in a row. */
   private lastBundle: { offset: number; data: Buffer } | undefined;
 
@@ -112,6 +121,7 @@ export class BlobPack {
       const { header, payload, entry } = this.encode(blob);
       this.write(header, payload);
       this.index.set(blob.hash, { ...entry, offset: this.length - headerSize - payload.length });
+      this.remember(blob.hash, Buffer.from(blob.bytes)); // a copy: the caller may reuse its buffer
     }
   }
 
@@ -171,7 +181,8 @@ export class BlobPack {
     const base = blob.similarTo === undefined ? undefined : this.index.get(blob.similarTo);
     const baseDepth = base === undefined ? undefined : base.kind === 'member' ? 0 : base.depth;
     if (baseDepth !== undefined && baseDepth < maxDeltaDepth && content.length >= minDeltaSize) {
-      const baseContent = this.resolve(blob.similarTo!, 0);
+      // Only computing a delta uses the in-memory copy; reads always go to the file, so damage there is seen.
+      const baseContent = this.recent.get(blob.similarTo!) ?? this.resolve(blob.similarTo!, 0);
       const prefix = commonPrefixLength(baseContent, content);
       const suffix = commonSuffixLength(baseContent, content, Math.min(baseContent.length, content.length) - prefix);
       const middle = content.subarray(prefix, content.length - suffix);
@@ -187,6 +198,18 @@ export class BlobPack {
     }
     const entry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length } as const;
     return { header: encodeHeader({ ...entry, hash: blob.hash }), payload: content, entry };
+  }
+
+  private remember(hash: string, content: Buffer): void {
+    if (content.length > recentLimitBytes / 4) return;
+    this.recent.delete(hash);
+    this.recent.set(hash, content);
+    this.recentBytes += content.length;
+    for (const [oldest, bytes] of this.recent) {
+      if (this.recentBytes <= recentLimitBytes) break;
+      this.recent.delete(oldest);
+      this.recentBytes -= bytes.length;
+    }
   }
 
   private resolve(hash: string, depth: number): Buffer {
