@@ -1,6 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+
+/** 12 hex digits unique to this process and call: random per process, then a counter (no syscall per file). */
+const processPrefix = randomBytes(3).toString('hex');
+let temporaryCounter = 0;
+function uniqueSuffix(): string {
+  temporaryCounter = (temporaryCounter + 1) % 0x1000000;
+  return `${processPrefix}${temporaryCounter.toString(16).padStart(6, '0')}`;
+}
 import { flushFile, writeAll } from './flush.js';
 import { noFollow, PinnedDirectory, type PinFailure } from './pinned-directory.js';
 
@@ -37,10 +45,18 @@ export interface PreparedWrite {
  * until the write is committed or discarded: both go through it.
  */
 export async function prepareAtomicWrite(directory: PinnedDirectory, name: string, bytes: Uint8Array, mode: number | 'umask', durable: boolean): Promise<PreparedWrite> {
-  const temporary = `.${name.slice(0, 180)}.${randomBytes(6).toString('hex')}${temporarySuffix}`;
-  const temporaryEntry = directory.entry(temporary);
   const createMode = mode === 'umask' ? 0o666 : 0o600;
-  const fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, createMode);
+  let temporaryEntry = '';
+  let fd = -1;
+  for (let attempt = 0; fd === -1; attempt += 1) {
+    temporaryEntry = directory.entry(`.${name.slice(0, 180)}.${uniqueSuffix()}${temporarySuffix}`);
+    try {
+      fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, createMode);
+    } catch (error) {
+      // Another process chose the same name (or one is left from a crash): take the next one.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw error;
+    }
+  }
   try {
     try {
       writeAll(fd, bytes);
