@@ -1,10 +1,12 @@
-import { statSignature, wallClockNs } from '../fs/stat-signature.js';
+import type fs from 'node:fs';
+import { isUnchangedSince, statSignature, wallClockNs } from '../fs/stat-signature.js';
 import { fromStoredPath } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
-import type { Session } from '../session/session.js';
+import { sameState } from '../session/session-state.js';
+import type { ScopeIndex, Session } from '../session/session.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles } from './track-new-files.js';
-import { walkScope } from './walk-scope.js';
+import { walkScope, type ScopeEntry } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -51,7 +53,17 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   });
   // "Absent" backups belong to the previous turn, which exists already; store them first.
   if (fresh.created !== undefined) await session.append([fresh.created]);
-  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats: new Map(walk.entries.map((entry) => [entry.path, entry.stat])) });
+  // A file whose stat is what the previous scan saw, and whose content was then known to be its
+  // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
+  const previous = session.scopeIndex;
+  const unchanged = new Set<string>();
+  const stats = new Map<string, fs.BigIntStats>();
+  for (const entry of walk.entries) {
+    const before = previous?.get(entry.path);
+    if (before !== undefined && before.clean && sameStat(before.stat, entry.stat)) unchanged.add(entry.path);
+    else stats.set(entry.path, entry.stat);
+  }
+  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats, unchanged });
   const report: ScanReport = {
     scanned: walk.entries.length,
     firstBackups: (fresh.existing?.files.length ?? 0) + (fresh.existing?.links.length ?? 0),
@@ -74,7 +86,29 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     }
   }
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
+  session.scopeIndex = nextIndex(session, walk.entries, unchanged, previous);
   return report;
+}
+
+/** What the next scan compares with: each file's stat now, and whether its content is known to be its latest backup. */
+function nextIndex(session: Session, entries: readonly ScopeEntry[], unchanged: ReadonlySet<string>, previous: ScopeIndex | undefined): ScopeIndex {
+  const index: ScopeIndex = new Map();
+  for (const entry of entries) {
+    if (unchanged.has(entry.path)) {
+      index.set(entry.path, previous!.get(entry.path)!);
+      continue;
+    }
+    const tracked = session.state.paths.get(entry.path);
+    const seen = tracked?.lastSeen;
+    const clean =
+      tracked !== undefined && seen !== undefined && sameState(seen.state, session.state.latestVersion(tracked).state) && isUnchangedSince(seen.observed, entry.stat);
+    index.set(entry.path, { stat: entry.stat, clean });
+  }
+  return index;
+}
+
+function sameStat(a: fs.BigIntStats, b: fs.BigIntStats): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mode === b.mode && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
 export interface ScopeSnapshot {

@@ -42,6 +42,11 @@ export class GitignoreRules {
     });
   }
 
+  /** True once any rule was read: a tree without `.gitignore` files needs no filtering. */
+  get hasRules(): boolean {
+    return this.levels.size > 0;
+  }
+
   /** True when a file at `relativePath` (POSIX separators) is ignored. */
   isIgnored(relativePath: string): boolean {
     const parts = relativePath.split('/');

@@ -53,14 +53,16 @@ export function walkScope(root: string, capture: ResolvedCapture): ScopeWalk {
   if (rules !== undefined) {
     for (const entry of candidates) if (path.posix.basename(entry.path) === '.gitignore') rules.addGitignore(entry.path);
   }
+  const filter = rules?.hasRules === true ? rules : undefined;
   const entries: ScopeEntry[] = [];
   const ignored: string[] = [];
+  const separator = path.sep;
   for (const entry of candidates) {
-    if (rules?.isIgnored(entry.path)) {
+    if (filter?.isIgnored(entry.path)) {
       ignored.push(entry.path);
       continue;
     }
-    const absolute = path.join(root, ...entry.path.split('/'));
+    const absolute = separator === '/' ? `${root}/${entry.path}` : path.join(root, ...entry.path.split('/'));
     try {
       entries.push({ path: absolute, relative: entry.path, stat: fs.lstatSync(absolute, { bigint: true }) });
     } catch (error) {

@@ -14,6 +14,9 @@ import { observePath, type ObservedPath } from './observe-path.js';
 import { relocateSession } from './relocate-session.js';
 import { sameState, SessionState, type TrackedPath } from './session-state.js';
 
+/** Per file of the capture scope: its stat at the last scan, and whether its content was then its latest backup. */
+export type ScopeIndex = Map<string, { stat: fs.BigIntStats; clean: boolean }>;
+
 export interface SessionOpenOptions {
   storage: StorageAdapter;
   root: string;
@@ -40,6 +43,8 @@ export class Session {
   /** Backups this session's records name (so the same content is never stored twice). */
   private readonly storedBlobs = new Set<string>();
   private headerWritten = false;
+  /** The capture scope's last scan, kept in memory only (a resumed session scans afresh). */
+  scopeIndex: ScopeIndex | undefined;
   private readonly forkedFrom: SessionOpenOptions['forkedFrom'];
 
   private constructor(
@@ -172,7 +177,10 @@ export class Session {
    * Empty when `id` is the latest checkpoint and nothing changed (a refresh
    * with nothing to refresh).
    */
-  async prepareCheckpoint(id: string, scan?: { startedAtNs: bigint; stats: ReadonlyMap<string, fs.BigIntStats> }): Promise<{ records: LogRecord[]; blobs: BlobWrite[] }> {
+  async prepareCheckpoint(
+    id: string,
+    scan?: { startedAtNs: bigint; stats: ReadonlyMap<string, fs.BigIntStats>; unchanged?: ReadonlySet<string> },
+  ): Promise<{ records: LogRecord[]; blobs: BlobWrite[] }> {
     const existing = this.state.checkpointsById.get(id);
     if (existing !== undefined && existing !== this.state.latestCheckpoint) {
       throw new RewindableError(
@@ -185,6 +193,7 @@ export class Session {
     const directories = new DirectoryCache();
     try {
       for (const tracked of this.state.paths.values()) {
+        if (scan?.unchanged?.has(tracked.path) === true) continue;
         // A scan just lstat'ed the scope: a file whose signature still matches need not be looked at again.
         const scanned = scan?.stats.get(tracked.path);
         if (scanned !== undefined && tracked.lastSeen !== undefined && isUnchangedSince(tracked.lastSeen.observed, scanned) && sameState(tracked.lastSeen.state, this.state.latestVersion(tracked).state)) continue;
