@@ -6,7 +6,7 @@ import { sameState } from '../session/session-state.js';
 import type { ScopeIndex, Session } from '../session/session.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles } from './track-new-files.js';
-import { walkScope, type ScopeEntry } from './walk-scope.js';
+import { walkScope, type ScopeWalk } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -41,7 +41,8 @@ export interface CommandChanges {
  */
 export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScanReport> {
   const startedAtNs = wallClockNs();
-  const walk = walkScope(session.root, capture);
+  const previous = session.scopeIndex;
+  const walk = walkScope(session.root, capture, previous?.walk);
   const batch = session.newBlobBatch();
   const fresh = await trackNewFiles(session, walk.entries, {
     scannedBefore: session.state.lastScanStartedAtNs !== undefined,
@@ -55,11 +56,10 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   if (fresh.created !== undefined) await session.append([fresh.created]);
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
   // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
-  const previous = session.scopeIndex;
   const unchanged = new Set<string>();
   const stats = new Map<string, fs.BigIntStats>();
   for (const entry of walk.entries) {
-    const before = previous?.get(entry.path);
+    const before = previous?.files.get(entry.path);
     if (before !== undefined && before.clean && sameStat(before.stat, entry.stat)) unchanged.add(entry.path);
     else stats.set(entry.path, entry.stat);
   }
@@ -86,25 +86,28 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     }
   }
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
-  session.scopeIndex = nextIndex(session, walk.entries, unchanged, previous);
+  session.scopeIndex = nextIndex(session, walk, unchanged, previous);
   return report;
 }
 
-/** What the next scan compares with: each file's stat now, and whether its content is known to be its latest backup. */
-function nextIndex(session: Session, entries: readonly ScopeEntry[], unchanged: ReadonlySet<string>, previous: ScopeIndex | undefined): ScopeIndex {
-  const index: ScopeIndex = new Map();
-  for (const entry of entries) {
+/** What the next scan compares with: each file's stat now, whether its content is known to be its latest backup, and the walk's verdicts. */
+function nextIndex(session: Session, walk: ScopeWalk, unchanged: ReadonlySet<string>, previous: ScopeIndex | undefined): ScopeIndex {
+  const files: ScopeIndex['files'] = new Map();
+  for (const entry of walk.entries) {
     if (unchanged.has(entry.path)) {
-      index.set(entry.path, previous!.get(entry.path)!);
+      files.set(entry.path, previous!.files.get(entry.path)!);
       continue;
     }
     const tracked = session.state.paths.get(entry.path);
     const seen = tracked?.lastSeen;
     const clean =
       tracked !== undefined && seen !== undefined && sameState(seen.state, session.state.latestVersion(tracked).state) && isUnchangedSince(seen.observed, entry.stat);
-    index.set(entry.path, { stat: entry.stat, clean });
+    files.set(entry.path, { stat: entry.stat, clean });
   }
-  return index;
+  return {
+    files,
+    walk: walk.reusable,
+  };
 }
 
 function sameStat(a: fs.BigIntStats, b: fs.BigIntStats): boolean {
@@ -125,7 +128,7 @@ export interface ScopeSnapshot {
  */
 export async function snapshotScope(session: Session, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScopeSnapshot> {
   const startedAtNs = wallClockNs();
-  const walk = walkScope(session.root, capture);
+  const walk = walkScope(session.root, capture, session.scopeIndex?.walk);
   const current = session.state.latestCheckpoint!;
   const batch = session.newBlobBatch();
   const fresh = await trackNewFiles(session, walk.entries, {

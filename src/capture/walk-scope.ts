@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { racyWindowNs, statSignature, wallClockNs } from '../fs/stat-signature.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { GitignoreRules } from './gitignore-rules.js';
 
@@ -14,6 +16,15 @@ export interface ScopeEntry {
   stat: fs.BigIntStats;
 }
 
+/** One directory the walk listed: its own stat, and what it held. */
+interface ListedDirectory {
+  stat: fs.BigIntStats;
+  /** Relative paths of the non-directory entries in it (before `.gitignore` rules). */
+  entries: string[];
+  /** Relative paths of the directories in it that the walk went into. */
+  subdirectories: string[];
+}
+
 export interface ScopeWalk {
   /** Regular files, links and special files in scope (never directories). */
   entries: ScopeEntry[];
@@ -21,53 +32,166 @@ export interface ScopeWalk {
   ignored: string[];
   /** The exclude globs in force (defaults, options, and directories pruned by the root `.gitignore`). */
   excludePatterns: string[];
+  /** What the next walk may reuse. */
+  reusable: PreviousWalk;
+}
+
+/** What the previous walk found and decided. */
+export interface PreviousWalk {
+  /** When it started (ns since epoch). */
+  startedAtNs: bigint;
+  /** Identifies the ignore rules in force: while it is the same, the verdicts below stand. */
+  rulesFingerprint: string;
+  /** Relative paths it kept. */
+  kept: ReadonlySet<string>;
+  /** Relative paths it left out by `.gitignore` rules. */
+  ignored: ReadonlySet<string>;
+  /** Every directory it listed, by relative path ('' is the root); absent when it cannot be reused. */
+  directories: ReadonlyMap<string, ListedDirectory> | undefined;
 }
 
 /**
  * Lists the capture scope. fast-glob walks the tree without following links
- * (so a link loop cannot trap it) and prunes excluded directories; `.gitignore`
- * rules found on the way are applied after; each remaining entry is lstat'ed
- * once, which is what change detection compares.
+ * (so a link loop cannot trap it) and prunes excluded directories.
+ *
+ * After a first full walk, a directory whose stat is what the previous walk
+ * saw (and was not modified within the racy window before it) holds the same
+ * entries: adding, removing or renaming an entry changes a directory's mtime.
+ * Only changed and new directories are listed again, one level at a time,
+ * with the same fast-glob options; git's untracked cache works the same way.
+ *
+ * `.gitignore` rules found on the way are applied after, and only to paths
+ * the previous walk did not judge under the same rules. Each remaining entry
+ * is lstat'ed once, which is what change detection compares.
  */
-export function walkScope(root: string, capture: ResolvedCapture): ScopeWalk {
+export function walkScope(root: string, capture: ResolvedCapture, previous?: PreviousWalk): ScopeWalk {
+  const startedAtNs = wallClockNs();
   const rules = capture.gitignore ? new GitignoreRules(root) : undefined;
   const excludePatterns = [...capture.exclude, ...(rules?.pruningGlobs() ?? [])];
-  let found: fg.Entry[];
-  try {
-    found = fg.sync(capture.include, {
-      cwd: root,
-      dot: true,
-      onlyFiles: false,
-      followSymbolicLinks: false,
-      objectMode: true,
-      ignore: excludePatterns,
-    });
-  } catch (error) {
-    throw new RewindableError(
-      RewindableErrorCode.CAPTURE_FAILED,
-      `Could not scan the capture scope under ${root}: ${(error as Error).message}. Fix the permissions or exclude that directory.`,
-      { cause: error },
-    );
+  const options = { cwd: root, dot: true, onlyFiles: false, followSymbolicLinks: false, ignore: excludePatterns };
+  // Reusing listings needs every directory to be in scope as a whole: true for the default include.
+  const listable = capture.include.length === 1 && capture.include[0] === '**';
+  const directories = listable ? new Map<string, ListedDirectory>() : undefined;
+  const candidates: string[] = [];
+  const list = (patterns: string[]): fg.Entry[] => {
+    try {
+      return fg.sync(patterns, { ...options, objectMode: true });
+    } catch (error) {
+      throw new RewindableError(
+        RewindableErrorCode.CAPTURE_FAILED,
+        `Could not scan the capture scope under ${root}: ${(error as Error).message}. Fix the permissions or exclude that directory.`,
+        { cause: error },
+      );
+    }
+  };
+
+  if (directories === undefined || previous?.directories === undefined || previous.directories.get('') === undefined) {
+    const found = list(capture.include);
+    for (const entry of found) if (!entry.dirent.isDirectory()) candidates.push(entry.path);
+    if (directories !== undefined) recordDirectories(root, found, directories);
+  } else {
+    const racySince = previous.startedAtNs - racyWindowNs;
+    const visit = (directory: string) => {
+      const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
+      if (stat === undefined || !stat.isDirectory()) return; // gone (or replaced): what it held is not listed
+      const before = previous.directories!.get(directory);
+      const listing =
+        before !== undefined && sameStat(before.stat, stat) && stat.mtimeNs < racySince && stat.ctimeNs < racySince ? before : listOneLevel(directory, stat, list);
+      directories.set(directory, listing);
+      candidates.push(...listing.entries);
+      for (const subdirectory of listing.subdirectories) visit(subdirectory);
+    };
+    visit('');
   }
-  const candidates = found.filter((entry) => !entry.dirent.isDirectory());
-  if (rules !== undefined) {
-    for (const entry of candidates) if (path.posix.basename(entry.path) === '.gitignore') rules.addGitignore(entry.path);
-  }
+
+  const ruleFiles = rules === undefined ? [] : candidates.filter((relative) => path.posix.basename(relative) === '.gitignore');
+  for (const file of ruleFiles) rules!.addGitignore(file);
+  const rulesFingerprint = rules === undefined ? 'none' : fingerprintOf(root, ruleFiles);
   const filter = rules?.hasRules === true ? rules : undefined;
+  const reuse = previous !== undefined && previous.rulesFingerprint === rulesFingerprint ? previous : undefined;
+
   const entries: ScopeEntry[] = [];
   const ignored: string[] = [];
   const separator = path.sep;
-  for (const entry of candidates) {
-    if (filter?.isIgnored(entry.path)) {
-      ignored.push(entry.path);
+  for (const relative of candidates) {
+    const leftOut = filter === undefined ? false : reuse?.kept.has(relative) ? false : reuse?.ignored.has(relative) ? true : filter.isIgnored(relative);
+    if (leftOut) {
+      ignored.push(relative);
       continue;
     }
-    const absolute = separator === '/' ? `${root}/${entry.path}` : path.join(root, ...entry.path.split('/'));
-    try {
-      entries.push({ path: absolute, relative: entry.path, stat: fs.lstatSync(absolute, { bigint: true }) });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // removed during the walk: it is simply not there
+    const absolute = separator === '/' ? `${root}/${relative}` : path.join(root, ...relative.split('/'));
+    const stat = fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+    // Removed during the walk: it is simply not there.
+    if (stat !== undefined) entries.push({ path: absolute, relative, stat });
+  }
+  return {
+    entries,
+    ignored,
+    excludePatterns,
+    reusable: { startedAtNs, rulesFingerprint, kept: new Set(entries.map((entry) => entry.relative)), ignored: new Set(ignored), directories },
+  };
+}
+
+/** The entries of one directory, with the walk's own options (excludes apply as in a full walk). */
+function listOneLevel(directory: string, stat: fs.BigIntStats, list: (patterns: string[]) => fg.Entry[]): ListedDirectory {
+  const listing: ListedDirectory = { stat, entries: [], subdirectories: [] };
+  for (const entry of list([directory === '' ? '*' : `${fg.escapePath(directory)}/*`])) {
+    if (entry.dirent.isDirectory()) listing.subdirectories.push(entry.path);
+    else listing.entries.push(entry.path);
+  }
+  return listing;
+}
+
+/**
+ * After a full walk: the listing of every directory it went into, for the
+ * next walk to reuse. Each directory's stat is taken after it was listed: one
+ * changed in between has a newer mtime than this walk's start, so the racy
+ * rule has the next walk list it again.
+ */
+function recordDirectories(root: string, found: readonly fg.Entry[], directories: Map<string, ListedDirectory>): void {
+  const byParent = new Map<string, ListedDirectory>();
+  const listingOf = (directory: string) => {
+    let listing = byParent.get(directory);
+    if (listing === undefined) {
+      listing = { stat: undefined as unknown as fs.BigIntStats, entries: [], subdirectories: [] };
+      byParent.set(directory, listing);
+    }
+    return listing;
+  };
+  listingOf('');
+  for (const entry of found) {
+    const parent = path.posix.dirname(entry.path);
+    const listing = listingOf(parent === '.' ? '' : parent);
+    if (entry.dirent.isDirectory()) {
+      listing.subdirectories.push(entry.path);
+      listingOf(entry.path);
+    } else {
+      listing.entries.push(entry.path);
     }
   }
-  return { entries, ignored, excludePatterns };
+  for (const [directory, listing] of byParent) {
+    const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
+    if (stat === undefined || !stat.isDirectory()) return directories.clear(); // the tree moved under the walk: list it all next time
+    directories.set(directory, { ...listing, stat });
+  }
+}
+
+function sameStat(a: fs.BigIntStats, b: fs.BigIntStats): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
+
+/**
+ * The `.gitignore` files in force and `.git/info/exclude`, by path and stat
+ * signature. One modified within the racy window makes a fingerprint that
+ * never matches: its signature cannot yet vouch for its content.
+ */
+function fingerprintOf(root: string, ruleFiles: readonly string[]): string {
+  const racySince = wallClockNs() - racyWindowNs;
+  const parts: string[] = [];
+  for (const relative of [path.join('.git', 'info', 'exclude'), ...ruleFiles]) {
+    const stat = fs.lstatSync(path.join(root, relative), { bigint: true, throwIfNoEntry: false });
+    if (stat !== undefined && (stat.mtimeNs >= racySince || stat.ctimeNs >= racySince)) return `changing:${randomUUID()}`;
+    parts.push(`${relative}=${stat === undefined ? '-' : statSignature(stat)}`);
+  }
+  return parts.join('\n');
 }

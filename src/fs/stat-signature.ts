@@ -8,7 +8,7 @@ import type { Observation } from '../schemas.js';
  * are read again. The window is wide enough for the coarsest local
  * filesystem clock (FAT's 2 seconds).
  */
-const racyWindowNs = 2_000_000_000n;
+export const racyWindowNs = 2_000_000_000n;
 
 export function statSignature(stat: fs.BigIntStats): string {
   return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}`;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
 import { sweepTemporaryFiles } from '../fs/atomic-write.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
+import type { PreviousWalk } from '../capture/walk-scope.js';
 import { isUnchangedSince } from '../fs/stat-signature.js';
 import { encodeProjectKey, toStoredPath } from '../paths.js';
 import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
@@ -14,8 +15,13 @@ import { observePath, type ObservedPath } from './observe-path.js';
 import { relocateSession } from './relocate-session.js';
 import { sameState, SessionState, type TrackedPath } from './session-state.js';
 
-/** Per file of the capture scope: its stat at the last scan, and whether its content was then its latest backup. */
-export type ScopeIndex = Map<string, { stat: fs.BigIntStats; clean: boolean }>;
+/** What the capture scope's last scan found (kept in memory only). */
+export interface ScopeIndex {
+  /** Per file: its stat at the last scan, and whether its content was then its latest backup. */
+  files: Map<string, { stat: fs.BigIntStats; clean: boolean }>;
+  /** The walk's verdicts, reused while the ignore rules are the same. */
+  walk: PreviousWalk;
+}
 
 export interface SessionOpenOptions {
   storage: StorageAdapter;

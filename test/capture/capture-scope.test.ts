@@ -168,3 +168,21 @@ describe('capture scope: changes made outside the tracked tools', () => {
     expect(project.exists('b.txt')).toBe(false);
   });
 });
+
+describe('capture scope: .gitignore changes between scans', () => {
+  it('applies edited .gitignore rules at the next scan', async () => {
+    const project = tempProject();
+    project.write('.gitignore', 'build/*.js\n');
+    project.write('src/a.ts', 'a\n');
+    project.write('build/out.js', 'out\n');
+    const manager = await project.open({ capture: true });
+    await manager.checkpoint(newId());
+    expect(manager.lastScan!.ignored).toEqual([project.file('build/out.js')]);
+
+    project.write('.gitignore', 'src/*.ts\n'); // build/out.js is in scope now, src/a.ts is not
+    project.write('src/a.ts', 'a changed\n');
+    await manager.checkpoint(newId());
+    expect(manager.lastScan!.ignored).toEqual([project.file('src/a.ts')]);
+    expect(manager.lastScan!.created).toContain(project.file('build/out.js'));
+  });
+});
