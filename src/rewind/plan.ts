@@ -90,7 +90,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   const tracked = [...context.state.paths.values()]
     .filter((path) => context.only === undefined || context.only.has(path.storedPath))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const outcomes = await mapConcurrently(tracked, 4, (path) => planPath(context, path, targetIndex));
+  const outcomes = await mapConcurrently(tracked, planConcurrency(context, tracked, targetIndex), (path) => planPath(context, path, targetIndex));
   const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
   outcomes.forEach((outcome, index) => {
     plan.observations.push({ tracked: tracked[index]!, observation: outcome.observation });
@@ -98,6 +98,19 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
     if (outcome.skipped !== undefined) plan.skipped.push(outcome.skipped);
   });
   return plan;
+}
+
+/**
+ * Paths planned at once. Each one in flight holds its current and its target
+ * bytes (and the backup being compressed): with large files, two at a time
+ * keep a rewind of thousands of them within a flat memory budget.
+ */
+function planConcurrency(context: PlanContext, tracked: readonly TrackedPath[], targetIndex: number): number {
+  const largeFileBytes = 256 * 1024;
+  const isLarge = (state: FileState) => state.kind === 'file' && state.size >= largeFileBytes;
+  // The target, and the latest known content as a guide to what is there now.
+  const hasLarge = tracked.some((path) => isLarge(context.state.versionAt(path, targetIndex).state) || isLarge(context.state.latestVersion(path).state));
+  return hasLarge ? 2 : 4;
 }
 
 interface PathOutcome {

@@ -11,7 +11,7 @@ import { summarize, type RewindFilesResult } from './result.js';
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
 const rewindBatchBytes = 4 * 1024 * 1024;
 /** Target bytes the plan keeps for applying, so small rewinds read each backup once. */
-const keptTargetBytes = 32 * 1024 * 1024;
+const keptTargetBytes = 16 * 1024 * 1024;
 
 /**
  * A real rewind is a transaction:
