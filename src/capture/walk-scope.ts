@@ -48,6 +48,8 @@ export interface PreviousWalk {
   ignored: ReadonlySet<string>;
   /** Every directory it listed, by relative path ('' is the root); absent when it cannot be reused. */
   directories: ReadonlyMap<string, ListedDirectory> | undefined;
+  /** The exclude globs those listings were made with: listings made with others are not reused. */
+  listedWith: string;
 }
 
 /**
@@ -85,7 +87,8 @@ export function walkScope(root: string, capture: ResolvedCapture, previous?: Pre
     }
   };
 
-  if (directories === undefined || previous?.directories === undefined || previous.directories.get('') === undefined) {
+  const listedWith = JSON.stringify(excludePatterns);
+  if (directories === undefined || previous?.directories === undefined || previous.listedWith !== listedWith || previous.directories.get('') === undefined) {
     const found = list(capture.include);
     for (const entry of found) if (!entry.dirent.isDirectory()) candidates.push(entry.path);
     if (directories !== undefined) recordDirectories(root, found, directories);
@@ -128,7 +131,7 @@ export function walkScope(root: string, capture: ResolvedCapture, previous?: Pre
     entries,
     ignored,
     excludePatterns,
-    reusable: { startedAtNs, rulesFingerprint, kept: new Set(entries.map((entry) => entry.relative)), ignored: new Set(ignored), directories },
+    reusable: { startedAtNs, rulesFingerprint, kept: new Set(entries.map((entry) => entry.relative)), ignored: new Set(ignored), directories, listedWith },
   };
 }
 

@@ -73,7 +73,7 @@ describe('walkScope reusing the previous walk', () => {
         const full = walkScope(project.root, capture);
         expect(summary(incremental)).toEqual(summary(full));
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 });
