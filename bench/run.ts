@@ -3,7 +3,8 @@
  * replaces (a shadow git repository, untracked writes), scenario by
  * scenario, each side by side with its baseline in one run. Prints medians,
  * ratios and PASS/MISS against the targets of issues 6 and 9, and writes
- * docs/benchmarks.md and docs/benchmarks-chart.svg.
+ * docs/benchmarks.md, docs/benchmarks-chart.svg and the Benchmarks section
+ * of README.md.
  *
  *   npm run bench                          everything (writes the docs)
  *   npm run bench -- --only checkpoint,edit
@@ -16,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkpointChart } from './lib/chart.js';
 import { describeMachine, loadAverage } from './lib/machine.js';
-import { markdownReport } from './lib/markdown-report.js';
+import { markdownReport, readmeSection, replaceReadmeSection } from './lib/markdown-report.js';
 import { printReport } from './lib/print-report.js';
 import { verdictOf, type ScenarioReport } from './lib/results.js';
 import type { Scenario } from './lib/scenario.js';
@@ -99,8 +100,11 @@ if (writeDocs) {
   if (chartPoints !== undefined) fs.writeFileSync(path.join(docs, chartFile!), await checkpointChart(chartPoints));
   const given = process.argv.slice(2).filter((argument) => argument !== '--write');
   const command = given.length === 0 ? 'npm run bench' : `npm run bench -- ${given.join(' ')}`;
-  fs.writeFileSync(path.join(docs, 'benchmarks.md'), markdownReport(reports, { machine, loadBefore, loadAfter, durationSeconds, command, quick: options.quick, chartFile }));
-  console.log(`Wrote docs/benchmarks.md${chartFile ? ' and docs/benchmarks-chart.svg' : ''}.`);
+  const run = { machine, loadBefore, loadAfter, durationSeconds, command, quick: options.quick, chartFile };
+  fs.writeFileSync(path.join(docs, 'benchmarks.md'), markdownReport(reports, run));
+  const readme = path.join(repositoryRoot, 'README.md');
+  fs.writeFileSync(readme, replaceReadmeSection(fs.readFileSync(readme, 'utf8'), readmeSection(reports, run)));
+  console.log(`Wrote docs/benchmarks.md${chartFile ? ', docs/benchmarks-chart.svg' : ''} and the Benchmarks section of README.md.`);
 } else {
   console.log('docs/benchmarks.md not written (partial or quick run; pass --write to write it anyway).');
 }
