@@ -89,7 +89,8 @@ function readRegularFile(entry: string, maxBytes: number): Inspection {
 }
 
 function readToEnd(fd: number, expected: number, maxBytes: number): Buffer | undefined {
-  let buffer = Buffer.allocUnsafe(Math.max(expected, 1));
+  // One byte more than expected: the read that finds the end then needs no larger buffer (and no copy).
+  let buffer = Buffer.allocUnsafe(expected + 1);
   let length = 0;
   for (;;) {
     if (length === buffer.length) {
