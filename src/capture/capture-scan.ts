@@ -42,7 +42,12 @@ export interface CommandChanges {
 export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScanReport> {
   const startedAtNs = wallClockNs();
   const previous = session.scopeIndex;
-  const walk = walkScope(session.root, capture, previous?.walk);
+  // A file whose stat is what the previous scan saw, and whose content was then known to be its
+  // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
+  const walk = walkScope(session.root, capture, previous?.walk, (absolute, stat) => {
+    const before = previous?.files.get(absolute);
+    return before !== undefined && before.clean && sameStat(before.stat, stat);
+  });
   const batch = session.newBlobBatch();
   const fresh = await trackNewFiles(session, walk.entries, {
     scannedBefore: session.state.lastScanStartedAtNs !== undefined,
@@ -54,18 +59,11 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   });
   // "Absent" backups belong to the previous turn, which exists already; store them first.
   if (fresh.created !== undefined) await session.append([fresh.created]);
-  // A file whose stat is what the previous scan saw, and whose content was then known to be its
-  // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
-  const unchanged = new Set<string>();
-  const stats = new Map<string, fs.BigIntStats>();
-  for (const entry of walk.entries) {
-    const before = previous?.files.get(entry.path);
-    if (before !== undefined && before.clean && sameStat(before.stat, entry.stat)) unchanged.add(entry.path);
-    else stats.set(entry.path, entry.stat);
-  }
+  const unchanged = new Set(walk.unchanged);
+  const stats = new Map(walk.entries.map((entry) => [entry.path, entry.stat]));
   const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats, unchanged });
   const report: ScanReport = {
-    scanned: walk.entries.length,
+    scanned: walk.entries.length + walk.unchanged.length,
     firstBackups: (fresh.existing?.files.length ?? 0) + (fresh.existing?.links.length ?? 0),
     created: [],
     modified: [],
@@ -86,18 +84,15 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     }
   }
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
-  session.scopeIndex = nextIndex(session, walk, unchanged, previous);
+  session.scopeIndex = nextIndex(session, walk, previous);
   return report;
 }
 
 /** What the next scan compares with: each file's stat now, whether its content is known to be its latest backup, and the walk's verdicts. */
-function nextIndex(session: Session, walk: ScopeWalk, unchanged: ReadonlySet<string>, previous: ScopeIndex | undefined): ScopeIndex {
+function nextIndex(session: Session, walk: ScopeWalk, previous: ScopeIndex | undefined): ScopeIndex {
   const files: ScopeIndex['files'] = new Map();
+  for (const path of walk.unchanged) files.set(path, previous!.files.get(path)!);
   for (const entry of walk.entries) {
-    if (unchanged.has(entry.path)) {
-      files.set(entry.path, previous!.files.get(entry.path)!);
-      continue;
-    }
     const tracked = session.state.paths.get(entry.path);
     const seen = tracked?.lastSeen;
     const clean =

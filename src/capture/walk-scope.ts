@@ -26,8 +26,10 @@ interface ListedDirectory {
 }
 
 export interface ScopeWalk {
-  /** Regular files, links and special files in scope (never directories). */
+  /** Regular files, links and special files in scope (never directories), except the unchanged ones. */
   entries: ScopeEntry[];
+  /** Absolute paths in scope that `isUnchanged` vouched for: no stat kept (a large scope stays light in memory). */
+  unchanged: string[];
   /** Files the walk found that `.gitignore` rules leave out (relative paths). */
   ignored: string[];
   /** The exclude globs in force (defaults, options, and directories pruned by the root `.gitignore`). */
@@ -66,7 +68,12 @@ export interface PreviousWalk {
  * the previous walk did not judge under the same rules. Each remaining entry
  * is lstat'ed once, which is what change detection compares.
  */
-export function walkScope(root: string, capture: ResolvedCapture, previous?: PreviousWalk): ScopeWalk {
+export function walkScope(
+  root: string,
+  capture: ResolvedCapture,
+  previous?: PreviousWalk,
+  isUnchanged?: (absolute: string, stat: fs.BigIntStats) => boolean,
+): ScopeWalk {
   const startedAtNs = wallClockNs();
   const rules = capture.gitignore ? new GitignoreRules(root) : undefined;
   const excludePatterns = [...capture.exclude, ...(rules?.pruningGlobs() ?? [])];
@@ -114,7 +121,9 @@ export function walkScope(root: string, capture: ResolvedCapture, previous?: Pre
   const reuse = previous !== undefined && previous.rulesFingerprint === rulesFingerprint ? previous : undefined;
 
   const entries: ScopeEntry[] = [];
+  const unchanged: string[] = [];
   const ignored: string[] = [];
+  const kept: string[] = [];
   const separator = path.sep;
   for (const relative of candidates) {
     const leftOut = filter === undefined ? false : reuse?.kept.has(relative) ? false : reuse?.ignored.has(relative) ? true : filter.isIgnored(relative);
@@ -125,13 +134,17 @@ export function walkScope(root: string, capture: ResolvedCapture, previous?: Pre
     const absolute = separator === '/' ? `${root}/${relative}` : path.join(root, ...relative.split('/'));
     const stat = fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
     // Removed during the walk: it is simply not there.
-    if (stat !== undefined) entries.push({ path: absolute, relative, stat });
+    if (stat === undefined) continue;
+    kept.push(relative);
+    if (isUnchanged?.(absolute, stat) === true) unchanged.push(absolute);
+    else entries.push({ path: absolute, relative, stat });
   }
   return {
     entries,
+    unchanged,
     ignored,
     excludePatterns,
-    reusable: { startedAtNs, rulesFingerprint, kept: new Set(entries.map((entry) => entry.relative)), ignored: new Set(ignored), directories, listedWith },
+    reusable: { startedAtNs, rulesFingerprint, kept: new Set(kept), ignored: new Set(ignored), directories, listedWith },
   };
 }
 
