@@ -14,8 +14,12 @@ import { acquireSessionLock } from './session-lock.js';
 export type Durability = 'full' | 'none';
 
 const deflateRaw = promisify(zlib.deflateRaw);
-/** Uncompressed size of a bundle of bulk backups. */
-const bundleBytes = 1024 * 1024;
+/**
+ * Uncompressed size of a bundle of bulk backups. Reading one member inflates
+ * its whole bundle, so bundles stay small; deflate's window is 32 KiB, so
+ * larger ones would barely compress better.
+ */
+const bundleBytes = 128 * 1024;
 
 export interface FilesystemStorageOptions {
   /**
@@ -198,7 +202,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   }
 
   /**
-   * Bulk backups (a first scan) are compressed in bundles of about 1 MiB:
+   * Bulk backups (a first scan) are compressed in bundles of about 128 KiB:
    * one compressor per bundle instead of per file, run on the thread pool in
    * parallel. A bundle that does not shrink is stored as plain entries.
    */
