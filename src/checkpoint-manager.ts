@@ -246,10 +246,11 @@ export class CheckpointManager {
 
   /**
    * trackEdit for a canonical path the caller has just read through its pinned
-   * directory (the built-in tools): the backup uses that reading.
+   * directory (the built-in tools): the backup uses that reading, which is only
+   * built (and hashed) when the path is not tracked yet.
    * @internal
    */
-  async trackEditRead(absolute: string, reading: ObservedPath): Promise<void> {
+  async trackEditRead(absolute: string, reading: () => ObservedPath): Promise<void> {
     const session = await this.writableSession('trackEdit()');
     if (session === undefined) return;
     await this.queue.run(() => trackFirstBackup(session, absolute, absolute, reading));

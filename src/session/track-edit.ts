@@ -9,7 +9,7 @@ import type { Session } from './session.js';
  * that it does not exist), attached to the current checkpoint. Nothing to do
  * for a path the session already tracks.
  */
-export async function trackFirstBackup(session: Session, absolute: string, asGiven: string, alreadyRead?: ObservedPath): Promise<void> {
+export async function trackFirstBackup(session: Session, absolute: string, asGiven: string, alreadyRead?: () => ObservedPath): Promise<void> {
   const checkpoint = session.state.latestCheckpoint;
   if (checkpoint === undefined) {
     throw new RewindableError(
@@ -19,7 +19,7 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
   }
   if (session.state.paths.has(absolute)) return;
   // A caller that just read the file through its pinned directory (a built-in tool) hands its reading over.
-  const observation = alreadyRead ?? observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
+  const observation = alreadyRead?.() ?? observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
   if (observation.state.kind === 'file' && observation.state.size > session.maxFileBytes) {
     assertTrackable(asGiven, { kind: 'too-large', size: observation.state.size }, session.maxFileBytes, undefined);
   }

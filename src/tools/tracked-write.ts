@@ -32,11 +32,11 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
   let tracking: Promise<void>;
   if (directory === undefined) {
     // New directories are only created once the backup is taken, so a refused track leaves none behind.
-    await manager.trackEditRead(target.path, readingOf(target));
+    await manager.trackEditRead(target.path, () => readingOf(target));
     directory = createDirectories(tool, target);
     tracking = Promise.resolve();
   } else {
-    tracking = manager.trackEditRead(target.path, readingOf(target));
+    tracking = manager.trackEditRead(target.path, () => readingOf(target));
     tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
   }
   let prepared: PreparedWrite;
