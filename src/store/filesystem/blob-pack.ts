@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { crc32, inflateRawSync } from 'node:zlib';
+import { constants as zlibConstants, crc32, inflateRawSync } from 'node:zlib';
 import { flushFileData, writeAll } from '../../fs/flush.js';
 import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.js';
 
@@ -35,6 +35,8 @@ const maxDeltaDepth = 24;
 /** Below this size a delta saves too little to be worth a chain. */
 const minDeltaSize = 1024;
 const memberSize = 32 + 6 + 6;
+/** Bundles inflate into one buffer up to this raw size (they are far smaller). */
+const maxSingleChunk = 64 * 1024 * 1024;
 /** Recently used contents kept in memory (see `recent`). */
 const recentLimitBytes = 4 * 1024 * 1024;
 
@@ -237,7 +239,15 @@ export class BlobPack {
     const header = readAt(this.fd, offset, headerSize);
     const payload = readAt(this.fd, offset + headerSize, header.readUIntLE(48, 6));
     const count = payload.readUInt32LE(0);
-    const data = inflateRawSync(payload.subarray(4 + count * memberSize));
+    // Inflated into one buffer of the size the table gives (zlib would otherwise gather 16 KiB pieces and copy them together).
+    let rawLength = 0;
+    for (let position = 0; position < count; position += 1) {
+      const at = 4 + position * memberSize;
+      rawLength = Math.max(rawLength, payload.readUIntLE(at + 32, 6) + payload.readUIntLE(at + 38, 6));
+    }
+    // A damaged table is caught by the hash checks later; it must not make us allocate what it claims.
+    const chunkSize = rawLength < maxSingleChunk ? Math.max(zlibConstants.Z_MIN_CHUNK, rawLength + 1) : zlibConstants.Z_DEFAULT_CHUNK;
+    const data = inflateRawSync(payload.subarray(4 + count * memberSize), { chunkSize });
     this.lastBundle = { offset, data };
     return data;
   }
