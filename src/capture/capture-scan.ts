@@ -1,5 +1,4 @@
-import type fs from 'node:fs';
-import { isUnchangedSince, statSignature, wallClockNs } from '../fs/stat-signature.js';
+import { isUnchangedSince, sameStatKey, statKeyOf, statSignature, wallClockNs } from '../fs/stat-signature.js';
 import { fromStoredPath } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
@@ -46,7 +45,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
   const walk = walkScope(session.root, capture, previous?.walk, (absolute, stat) => {
     const before = previous?.files.get(absolute);
-    return before !== undefined && before.clean && sameStat(before.stat, stat);
+    return before !== undefined && before.clean && sameStatKey(before.key, stat);
   });
   const batch = session.newBlobBatch();
   const fresh = await trackNewFiles(session, walk.entries, {
@@ -97,16 +96,12 @@ function nextIndex(session: Session, walk: ScopeWalk, previous: ScopeIndex | und
     const seen = tracked?.lastSeen;
     const clean =
       tracked !== undefined && seen !== undefined && sameState(seen.state, session.state.latestVersion(tracked).state) && isUnchangedSince(seen.observed, entry.stat);
-    files.set(entry.path, { stat: entry.stat, clean });
+    files.set(entry.path, { key: statKeyOf(entry.stat), clean });
   }
   return {
     files,
     walk: walk.reusable,
   };
-}
-
-function sameStat(a: fs.BigIntStats, b: fs.BigIntStats): boolean {
-  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mode === b.mode && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
 export interface ScopeSnapshot {

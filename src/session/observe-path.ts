@@ -1,8 +1,9 @@
-import type fs from 'node:fs';
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileIoError } from '../errors.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { inspectPath } from '../fs/inspect-path.js';
-import { isUnchangedSince, observe } from '../fs/stat-signature.js';
+import { isUnchangedSince, isUnchangedSinceByKey, observe } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
 import { sha256 } from '../store/session-log.js';
 
@@ -31,6 +32,9 @@ export interface ObserveOptions {
  * follows a link: a link, or a link on the parent path, is recorded as such.
  */
 export function observePath(filePath: string, lastSeen: { state: RegularFileState; observed: Observation } | undefined, options: ObserveOptions): ObservedPath {
+  if (options.read === 'if-changed' && lastSeen !== undefined && options.directories !== undefined && unchangedAtAGlance(filePath, lastSeen.observed, options.directories)) {
+    return { state: lastSeen.state, observed: lastSeen.observed };
+  }
   let inspection: ReturnType<typeof inspectPath>;
   try {
     inspection = inspectPath(filePath, {
@@ -62,4 +66,22 @@ export function observePath(filePath: string, lastSeen: { state: RegularFileStat
       return { state, observed: observe(inspection.stat, inspection.observedAtNs), content: inspection.content, stat: inspection.stat };
     }
   }
+}
+
+/**
+ * The common case of a large operation, cheaply: a plain lstat through the
+ * pinned parent says the file is still the one last seen (one link, same
+ * signature). Anything else, an error included, is looked at closely by the
+ * full inspection, which reports it as it always does.
+ */
+function unchangedAtAGlance(filePath: string, observed: Observation, directories: DirectoryCache): boolean {
+  let stat: fs.Stats | undefined;
+  try {
+    const parent = directories.open(path.dirname(filePath));
+    if (typeof parent !== 'object') return false;
+    stat = fs.lstatSync(parent.entry(path.basename(filePath)), { throwIfNoEntry: false });
+  } catch {
+    return false;
+  }
+  return stat !== undefined && stat.isFile() && stat.nlink === 1 && isUnchangedSinceByKey(observed, stat);
 }

@@ -4,7 +4,7 @@ import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js
 import { sweepTemporaryFiles } from '../fs/atomic-write.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import type { PreviousWalk } from '../capture/walk-scope.js';
-import { isUnchangedSince } from '../fs/stat-signature.js';
+import { isUnchangedSince, type StatKey } from '../fs/stat-signature.js';
 import { encodeProjectKey, toStoredPath } from '../paths.js';
 import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
 import { BlobBatch } from '../store/blob-batch.js';
@@ -17,8 +17,12 @@ import { sameState, SessionState, type TrackedPath } from './session-state.js';
 
 /** What the capture scope's last scan found (kept in memory only). */
 export interface ScopeIndex {
-  /** Per file: its stat at the last scan, and whether its content was then its latest backup. */
-  files: Map<string, { stat: fs.BigIntStats; clean: boolean }>;
+  /**
+   * Per file: its stat at the last scan, and whether its content was then
+   * its latest backup. Only clean files are compared, and a clean file's
+   * signature passed the racy rule: numbers are exact enough (see `isUnchangedSinceByKey`).
+   */
+  files: Map<string, { key: StatKey; clean: boolean }>;
   /** The walk's verdicts, reused while the ignore rules are the same. */
   walk: PreviousWalk;
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { isUnchangedSince, observe, statSignature } from '../../src/fs/stat-signature.js';
+import { isUnchangedSince, isUnchangedSinceByKey, msFromNs, observe, statKeyOf, statSignature } from '../../src/fs/stat-signature.js';
 import { newId, tempProject } from '../helpers/temp-project.js';
 
 function fakeStat(mtimeNs: bigint, size = 5n): fs.BigIntStats {
@@ -37,6 +37,42 @@ describe('change detection at checkpoints', () => {
     expect(isUnchangedSince(observe(old, readAt), fakeStat(readAt - 10_000_000_000n, 6n))).toBe(false);
     expect(isUnchangedSince(undefined, old)).toBe(false);
     expect(statSignature(old)).not.toBe(statSignature(fakeStat(readAt - 9_999_999_999n)));
+  });
+
+  it('compares a plain lstat with a signature exactly as the nanosecond comparison does, on real files of this Node version', () => {
+    const project = tempProject();
+    const oldSeconds = Date.now() / 1000 - 60;
+    for (let index = 0; index < 50; index += 1) {
+      project.write(`f${index}.txt`, 'x'.repeat(index));
+      // Times in seconds with all sorts of sub-millisecond parts, as real filesystems leave them.
+      fs.utimesSync(project.file(`f${index}.txt`), oldSeconds, oldSeconds + index * 0.0071234567);
+    }
+    for (let index = 0; index < 50; index += 1) {
+      const file = project.file(`f${index}.txt`);
+      const exact = fs.lstatSync(file, { bigint: true });
+      const plain = fs.lstatSync(file);
+      // The numbers Node gives a plain lstat are the ones the stored signature converts to: the fast path is taken.
+      expect(statKeyOf(exact)).toEqual({ dev: plain.dev, ino: plain.ino, size: plain.size, mode: plain.mode, mtimeMs: plain.mtimeMs, ctimeMs: plain.ctimeMs });
+      const readAt = exact.ctimeNs + 10_000_000_000n;
+      expect(isUnchangedSinceByKey(observe(exact, readAt), plain)).toBe(isUnchangedSince(observe(exact, readAt), exact));
+      expect(isUnchangedSinceByKey(observe(exact, readAt), plain)).toBe(true);
+    }
+  });
+
+  it('never trusts a plain lstat for a signature the racy rule does not trust, or for any other file', () => {
+    const readAt = 1_800_000_000_000_000_000n;
+    const old = fakeStat(readAt - 10_000_000_000n);
+    const racy = fakeStat(readAt - 1_000_000n);
+    const plain = (stat: fs.BigIntStats) =>
+      ({ dev: Number(stat.dev), ino: Number(stat.ino), size: Number(stat.size), mode: Number(stat.mode), mtimeMs: msFromNs(stat.mtimeNs), ctimeMs: msFromNs(stat.ctimeNs) }) as fs.Stats;
+    expect(isUnchangedSinceByKey(observe(old, readAt), plain(old))).toBe(true);
+    expect(isUnchangedSinceByKey(observe(racy, readAt), plain(racy))).toBe(false);
+    expect(isUnchangedSinceByKey(observe(old, readAt), plain(fakeStat(readAt - 10_000_000_000n, 6n)))).toBe(false);
+    expect(isUnchangedSinceByKey(observe(old, readAt), { ...plain(old), ino: 3 } as fs.Stats)).toBe(false);
+    // Other times: any later write moves ctime past the moment the signature was taken.
+    expect(isUnchangedSinceByKey(observe(old, readAt), plain(fakeStat(readAt - 9_000_000_000n)))).toBe(false);
+    expect(isUnchangedSinceByKey(undefined, plain(old))).toBe(false);
+    expect(isUnchangedSinceByKey({ sig: 'not a signature', atNs: String(readAt) }, plain(old))).toBe(false);
   });
 
   it('sees content changed with the old mtime put back', async () => {
