@@ -55,7 +55,7 @@ export function statKeyOf(stat: fs.BigIntStats): StatKey {
   return { dev: Number(stat.dev), ino: Number(stat.ino), size: Number(stat.size), mode: Number(stat.mode), mtimeMs: msFromNs(stat.mtimeNs), ctimeMs: msFromNs(stat.ctimeNs) };
 }
 
-export function sameStatKey(key: StatKey, stat: fs.Stats | StatKey): boolean {
+export function sameStatKey(key: StatKey, stat: StatKey): boolean {
   return key.ino === stat.ino && key.size === stat.size && key.mtimeMs === stat.mtimeMs && key.ctimeMs === stat.ctimeMs && key.dev === stat.dev && key.mode === stat.mode;
 }
 
@@ -70,7 +70,7 @@ const trustedKeys = new WeakMap<Observation, StatKey | undefined>();
  * change moves its ctime past that moment. A false answer only means "look
  * closer" (read it, or lstat it with nanoseconds).
  */
-export function isUnchangedSinceByKey(observation: Observation | undefined, stat: fs.Stats): boolean {
+export function isUnchangedSinceByKey(observation: Observation | undefined, stat: StatKey): boolean {
   if (observation === undefined) return false;
   let key = trustedKeys.get(observation);
   if (key === undefined && !trustedKeys.has(observation)) {

@@ -1,5 +1,7 @@
-import type { FileState, RegularFileState, RewindAction } from '../schemas.js';
+import type { FileState, Observation, RegularFileState, RewindAction } from '../schemas.js';
+import { basename, dirname } from 'node:path';
 import type { DirectoryCache } from '../fs/directory-cache.js';
+import { unchangedSinceSeen } from '../fs/glance-many.js';
 import { observePath, type ObservedPath } from '../session/observe-path.js';
 import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
@@ -90,7 +92,17 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   const tracked = [...context.state.paths.values()]
     .filter((path) => context.only === undefined || context.only.has(path.storedPath))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const outcomes = await mapConcurrently(tracked, planConcurrency(context, tracked, targetIndex), (path) => planPath(context, path, targetIndex));
+  const unchanged = await unchangedAtAGlance(context, tracked);
+  // Most paths of a large scope are unchanged and already at their target: settled here, with nothing to read or write.
+  const outcomes = new Array<PathOutcome>(tracked.length);
+  const unsettled: number[] = [];
+  tracked.forEach((path, index) => {
+    const settled = unchanged[index]! ? settledOutcome(path, context.state.versionAt(path, targetIndex).state) : undefined;
+    if (settled !== undefined) outcomes[index] = settled;
+    else unsettled.push(index);
+  });
+  const planned = await mapConcurrently(unsettled, planConcurrency(context, tracked, targetIndex), (index) => planPath(context, tracked[index]!, targetIndex, unchanged[index]!));
+  unsettled.forEach((index, at) => (outcomes[index] = planned[at]!));
   const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
   outcomes.forEach((outcome, index) => {
     plan.observations.push({ tracked: tracked[index]!, observation: outcome.observation });
@@ -119,9 +131,44 @@ interface PathOutcome {
   skipped?: SkippedPath;
 }
 
-async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number): Promise<PathOutcome> {
+/**
+ * Which paths are still what was last seen, by one batch of plain lstats
+ * through their pinned directories (see glance-many.ts): on a large capture
+ * scope nearly all are, and nothing more is done for those.
+ */
+async function unchangedAtAGlance(context: PlanContext, tracked: readonly TrackedPath[]): Promise<boolean[]> {
+  const unchanged = new Array<boolean>(tracked.length).fill(false);
+  const directories = context.directories;
+  if (directories === undefined) return unchanged;
+  const indexes: number[] = [];
+  const entries: Array<{ path: string; observed: Observation }> = [];
+  tracked.forEach((path, index) => {
+    if (path.lastSeen === undefined) return;
+    try {
+      const parent = directories.open(dirname(path.path));
+      if (typeof parent !== 'object') return;
+      indexes.push(index);
+      entries.push({ path: parent.entry(basename(path.path)), observed: path.lastSeen.observed });
+    } catch {
+      // Looked at closely by the plan, which reports the error.
+    }
+  });
+  (await unchangedSinceSeen(entries)).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict));
+  return unchanged;
+}
+
+/** A path unchanged since last seen (one link, a regular file) whose target is what it holds: nothing to do. */
+function settledOutcome(tracked: TrackedPath, target: FileState): PathOutcome | undefined {
+  const seen = tracked.lastSeen!;
+  if ((target.kind !== 'file' && target.kind !== 'absent') || !sameState(seen.state, target)) return undefined;
+  return { observation: { state: seen.state, observed: seen.observed } };
+}
+
+async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, unchangedSinceSeen: boolean): Promise<PathOutcome> {
   const target = context.state.versionAt(tracked, targetIndex).state;
-  let observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories });
+  let observation: ObservedPath = unchangedSinceSeen
+    ? { state: tracked.lastSeen!.state, observed: tracked.lastSeen!.observed }
+    : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories });
   let action = actionFor(observation.state, target, tracked);
   // The diff and the backup need the current bytes, which a matching stat signature let us skip.
   if (observation.content === undefined && observation.state.kind === 'file' && action !== undefined && action !== 'chmod') {

@@ -1,0 +1,159 @@
+import fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import type { Observation } from '../schemas.js';
+import { isUnchangedSinceByKey, type StatKey } from './stat-signature.js';
+
+/**
+ * Plain lstats of many paths at once. Checking a tree of tens of thousands
+ * of files for changes is one lstat per file, and the lstats (the path
+ * lookups in the kernel, and Node's work around each call) are nearly all
+ * the cost. Large batches are split across two worker threads, as git's
+ * preloaded index does with threads; small ones, or any batch when workers
+ * cannot start, are done right here. Links are never followed (lstat).
+ */
+
+/** Below this many paths, starting (or waking) workers costs more than it saves. */
+const minimumForWorkers = 2048;
+const workerCount = 2;
+/** Per path: status, nlink, dev, ino, size, mode, mtimeMs, ctimeMs. */
+const fieldsPerPath = 8;
+const enum Status {
+  Absent = 0,
+  File = 1,
+  Other = 2,
+  Error = 3,
+}
+
+/**
+ * For each entry, whether it is a regular file with one link, unchanged
+ * since `observed` (the racy rule included: see `isUnchangedSinceByKey`).
+ * False means "look closer", never "changed".
+ */
+export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; observed: Observation }>): Promise<boolean[]> {
+  const paths = entries.map((entry) => entry.path);
+  const parts = await lstatInParts(paths);
+  const verdicts: boolean[] = [];
+  const key: StatKey = { dev: 0, ino: 0, size: 0, mode: 0, mtimeMs: 0, ctimeMs: 0 };
+  for (const fields of parts) {
+    for (let at = 0; at < fields.length; at += fieldsPerPath) {
+      const observed = entries[verdicts.length]!.observed;
+      if (fields[at] !== Status.File || fields[at + 1] !== 1) {
+        verdicts.push(false);
+        continue;
+      }
+      key.dev = fields[at + 2]!;
+      key.ino = fields[at + 3]!;
+      key.size = fields[at + 4]!;
+      key.mode = fields[at + 5]!;
+      key.mtimeMs = fields[at + 6]!;
+      key.ctimeMs = fields[at + 7]!;
+      verdicts.push(isUnchangedSinceByKey(observed, key));
+    }
+  }
+  return verdicts;
+}
+
+async function lstatInParts(paths: readonly string[]): Promise<Float64Array[]> {
+  const pool = paths.length >= minimumForWorkers ? workerPool() : undefined;
+  if (pool !== undefined) {
+    try {
+      const size = Math.ceil(paths.length / pool.length);
+      return await Promise.all(pool.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size))));
+    } catch {
+      // A worker that failed or exited: the pool is gone, and this batch is done here.
+    }
+  }
+  return [lstatAll(paths)];
+}
+
+/**
+ * The loop both sides run. Workers get it as source text (`lstatAll` below
+ * is built from the same text), so it must use nothing but its arguments.
+ */
+const lstatLoopSource = `(fs, paths) => {
+  const fields = new Float64Array(paths.length * ${fieldsPerPath});
+  for (let index = 0; index < paths.length; index += 1) {
+    const at = index * ${fieldsPerPath};
+    let stat;
+    try {
+      stat = fs.lstatSync(paths[index], { throwIfNoEntry: false });
+    } catch {
+      fields[at] = ${Status.Error};
+      continue;
+    }
+    if (stat === undefined) fields[at] = ${Status.Absent};
+    else if (!stat.isFile()) fields[at] = ${Status.Other};
+    else {
+      fields[at] = ${Status.File};
+      fields[at + 1] = stat.nlink;
+      fields[at + 2] = stat.dev;
+      fields[at + 3] = stat.ino;
+      fields[at + 4] = stat.size;
+      fields[at + 5] = stat.mode;
+      fields[at + 6] = stat.mtimeMs;
+      fields[at + 7] = stat.ctimeMs;
+    }
+  }
+  return fields;
+}`;
+
+// Our own constant source, shared with the workers.
+const lstatLoop = new Function(`return ${lstatLoopSource}`)() as (fsModule: typeof fs, paths: readonly string[]) => Float64Array;
+
+function lstatAll(paths: readonly string[]): Float64Array {
+  return lstatLoop(fs, paths);
+}
+
+const workerSource = `
+const { parentPort } = require('node:worker_threads');
+const fs = require('node:fs');
+const lstatLoop = ${lstatLoopSource};
+parentPort.on('message', ({ id, paths }) => {
+  const fields = lstatLoop(fs, paths);
+  parentPort.postMessage({ id, fields }, [fields.buffer]);
+});
+`;
+
+/** One worker thread, kept for the life of the process but never keeping it alive when idle. */
+class GlanceWorker {
+  private readonly pending = new Map<number, { resolve: (fields: Float64Array) => void; reject: (error: unknown) => void }>();
+  private nextId = 0;
+
+  constructor(private readonly worker: Worker) {
+    worker.unref();
+    worker.on('message', ({ id, fields }: { id: number; fields: Float64Array }) => {
+      this.pending.get(id)?.resolve(fields);
+      this.pending.delete(id);
+      if (this.pending.size === 0) worker.unref();
+    });
+    const fail = (error: unknown) => {
+      pool = 'unavailable';
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the lstat worker exited with code ${code}`)));
+  }
+
+  run(paths: string[]): Promise<Float64Array> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref(); // an answer is awaited: the process must wait for it
+      this.worker.postMessage({ id, paths });
+    });
+  }
+}
+
+let pool: GlanceWorker[] | 'unavailable' | undefined;
+
+function workerPool(): GlanceWorker[] | undefined {
+  if (pool === undefined) {
+    try {
+      pool = Array.from({ length: workerCount }, () => new GlanceWorker(new Worker(workerSource, { eval: true })));
+    } catch {
+      pool = 'unavailable';
+    }
+  }
+  return pool === 'unavailable' ? undefined : pool;
+}
