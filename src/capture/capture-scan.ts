@@ -43,9 +43,9 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   const previous = session.scopeIndex;
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
   // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
-  const walk = walkScope(session.root, capture, previous?.walk, (absolute, stat) => {
+  const walk = await walkScope(session.root, capture, previous?.walk, (absolute, key) => {
     const before = previous?.files.get(absolute);
-    return before !== undefined && before.clean && sameStatKey(before.key, stat);
+    return before !== undefined && before.clean && sameStatKey(before.key, key);
   });
   const batch = session.newBlobBatch();
   const fresh = await trackNewFiles(session, walk.entries, {
@@ -118,7 +118,7 @@ export interface ScopeSnapshot {
  */
 export async function snapshotScope(session: Session, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScopeSnapshot> {
   const startedAtNs = wallClockNs();
-  const walk = walkScope(session.root, capture, session.scopeIndex?.walk);
+  const walk = await walkScope(session.root, capture, session.scopeIndex?.walk);
   const current = session.state.latestCheckpoint!;
   const batch = session.newBlobBatch();
   const fresh = await trackNewFiles(session, walk.entries, {

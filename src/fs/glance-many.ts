@@ -24,21 +24,22 @@ const enum Status {
   Error = 3,
 }
 
+/** What one lstat found: `file` comes with its key and link count; the others have nothing to compare. */
+export type GlanceKind = 'file' | 'other' | 'absent' | 'error';
+
 /**
- * For each entry, whether it is a regular file with one link, unchanged
- * since `observed` (the racy rule included: see `isUnchangedSinceByKey`).
- * False means "look closer", never "changed".
+ * Lstats every path and calls `visit` with each one's index and findings, in
+ * order. `key` is one object reused for every call: copy what must be kept.
  */
-export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; observed: Observation }>): Promise<boolean[]> {
-  const paths = entries.map((entry) => entry.path);
+export async function glanceMany(paths: readonly string[], visit: (index: number, kind: GlanceKind, key: StatKey, nlink: number) => void): Promise<void> {
   const parts = await lstatInParts(paths);
-  const verdicts: boolean[] = [];
   const key: StatKey = { dev: 0, ino: 0, size: 0, mode: 0, mtimeMs: 0, ctimeMs: 0 };
+  let index = 0;
   for (const fields of parts) {
-    for (let at = 0; at < fields.length; at += fieldsPerPath) {
-      const observed = entries[verdicts.length]!.observed;
-      if (fields[at] !== Status.File || fields[at + 1] !== 1) {
-        verdicts.push(false);
+    for (let at = 0; at < fields.length; at += fieldsPerPath, index += 1) {
+      const status = fields[at] as Status;
+      if (status !== Status.File) {
+        visit(index, status === Status.Absent ? 'absent' : status === Status.Other ? 'other' : 'error', key, 0);
         continue;
       }
       key.dev = fields[at + 2]!;
@@ -47,9 +48,22 @@ export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; 
       key.mode = fields[at + 5]!;
       key.mtimeMs = fields[at + 6]!;
       key.ctimeMs = fields[at + 7]!;
-      verdicts.push(isUnchangedSinceByKey(observed, key));
+      visit(index, 'file', key, fields[at + 1]!);
     }
   }
+}
+
+/**
+ * For each entry, whether it is a regular file with one link, unchanged
+ * since `observed` (the racy rule included: see `isUnchangedSinceByKey`).
+ * False means "look closer", never "changed".
+ */
+export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; observed: Observation }>): Promise<boolean[]> {
+  const verdicts = new Array<boolean>(entries.length).fill(false);
+  await glanceMany(
+    entries.map((entry) => entry.path),
+    (index, kind, key, nlink) => (verdicts[index] = kind === 'file' && nlink === 1 && isUnchangedSinceByKey(entries[index]!.observed, key)),
+  );
   return verdicts;
 }
 

@@ -54,23 +54,23 @@ function apply(root: string, step: Operation): void {
   }
 }
 
-function summary(walk: ReturnType<typeof walkScope>) {
+function summary(walk: Awaited<ReturnType<typeof walkScope>>) {
   return { entries: walk.entries.map((entry) => entry.relative).sort(), ignored: [...walk.ignored].sort() };
 }
 
 describe('walkScope reusing the previous walk', () => {
-  it('lists exactly what a full walk lists, after any changes (property test)', () => {
-    fc.assert(
-      fc.property(fc.array(operation, { minLength: 1, maxLength: 12 }), fc.array(operation, { minLength: 1, maxLength: 12 }), (before, between) => {
+  it('lists exactly what a full walk lists, after any changes (property test)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 12 }), fc.array(operation, { minLength: 1, maxLength: 12 }), async (before, between) => {
         const project = tempProject();
         const capture = resolveCapture(true, project.root, project.store)!;
         for (const step of before) apply(project.root, step);
-        const first = walkScope(project.root, capture);
+        const first = await walkScope(project.root, capture);
         // Pretend the first walk ran well after these changes, so its listings are reused unless a directory changed.
         const previous: PreviousWalk = { ...first.reusable, startedAtNs: first.reusable.startedAtNs + 3_600_000_000_000n };
         for (const step of between) apply(project.root, step);
-        const incremental = walkScope(project.root, capture, previous);
-        const full = walkScope(project.root, capture);
+        const incremental = await walkScope(project.root, capture, previous);
+        const full = await walkScope(project.root, capture);
         expect(summary(incremental)).toEqual(summary(full));
       }),
       { numRuns: 300 },
