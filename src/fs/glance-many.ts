@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Observation } from '../schemas.js';
-import { isUnchangedSinceByKey, type StatKey } from './stat-signature.js';
+import { stillAsSeen, type StatKey } from './stat-signature.js';
 
 /**
  * Plain lstats of many paths at once. Checking a tree of tens of thousands
@@ -54,15 +54,15 @@ export async function glanceMany(paths: readonly string[], visit: (index: number
 }
 
 /**
- * For each entry, whether it is a regular file with one link, unchanged
- * since `observed` (the racy rule included: see `isUnchangedSinceByKey`).
- * False means "look closer", never "changed".
+ * For each entry, whether it is still what was seen (`stillAsSeen`: a
+ * regular file with one link, unchanged since `observed`, the racy rule
+ * included). False means "look closer", never "changed".
  */
 export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; observed: Observation }>): Promise<boolean[]> {
   const verdicts = new Array<boolean>(entries.length).fill(false);
   await glanceMany(
     entries.map((entry) => entry.path),
-    (index, kind, key, nlink) => (verdicts[index] = kind === 'file' && nlink === 1 && isUnchangedSinceByKey(entries[index]!.observed, key)),
+    (index, kind, key, nlink) => (verdicts[index] = stillAsSeen(entries[index]!.observed, kind === 'file', nlink, key)),
   );
   return verdicts;
 }

@@ -80,6 +80,15 @@ export function isUnchangedSinceByKey(observation: Observation | undefined, stat
   return key !== undefined && sameStatKey(key, stat);
 }
 
+/**
+ * The whole "still what was seen" rule for a plain lstat: a regular file
+ * with one link (a second link is refused by rewinds, so it is looked at
+ * closely) whose key matches a trusted signature.
+ */
+export function stillAsSeen(observation: Observation, isFile: boolean, nlink: number, key: StatKey): boolean {
+  return isFile && nlink === 1 && isUnchangedSinceByKey(observation, key);
+}
+
 function parseTrustedKey(observation: Observation): StatKey | undefined {
   const fields = observation.sig.split(':');
   if (fields.length !== 6) return undefined;

@@ -1,8 +1,6 @@
-import type { FileState, Observation, RegularFileState, RewindAction } from '../schemas.js';
-import { basename, dirname } from 'node:path';
+import type { FileState, RegularFileState, RewindAction } from '../schemas.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
-import { unchangedSinceSeen } from '../fs/glance-many.js';
-import { observePath, type ObservedPath } from '../session/observe-path.js';
+import { observePath, unchangedSinceLastSeen, type ObservedPath } from '../session/observe-path.js';
 import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
 import { mapConcurrently } from '../util/concurrency.js';
@@ -92,7 +90,8 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   const tracked = [...context.state.paths.values()]
     .filter((path) => context.only === undefined || context.only.has(path.storedPath))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const unchanged = await unchangedAtAGlance(context, tracked);
+  // Which paths are still what was last seen, in one batch: on a large capture scope nearly all are.
+  const unchanged = context.directories === undefined ? tracked.map(() => false) : await unchangedSinceLastSeen(tracked, context.directories);
   // Most paths of a large scope are unchanged and already at their target: settled here, with nothing to read or write.
   const outcomes = new Array<PathOutcome>(tracked.length);
   const unsettled: number[] = [];
@@ -131,32 +130,6 @@ interface PathOutcome {
   skipped?: SkippedPath;
 }
 
-/**
- * Which paths are still what was last seen, by one batch of plain lstats
- * through their pinned directories (see glance-many.ts): on a large capture
- * scope nearly all are, and nothing more is done for those.
- */
-async function unchangedAtAGlance(context: PlanContext, tracked: readonly TrackedPath[]): Promise<boolean[]> {
-  const unchanged = new Array<boolean>(tracked.length).fill(false);
-  const directories = context.directories;
-  if (directories === undefined) return unchanged;
-  const indexes: number[] = [];
-  const entries: Array<{ path: string; observed: Observation }> = [];
-  tracked.forEach((path, index) => {
-    if (path.lastSeen === undefined) return;
-    try {
-      const parent = directories.open(dirname(path.path));
-      if (typeof parent !== 'object') return;
-      indexes.push(index);
-      entries.push({ path: parent.entry(basename(path.path)), observed: path.lastSeen.observed });
-    } catch {
-      // Looked at closely by the plan, which reports the error.
-    }
-  });
-  (await unchangedSinceSeen(entries)).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict));
-  return unchanged;
-}
-
 /** A path unchanged since last seen (one link, a regular file) whose target is what it holds: nothing to do. */
 function settledOutcome(tracked: TrackedPath, target: FileState): PathOutcome | undefined {
   const seen = tracked.lastSeen!;
@@ -164,9 +137,9 @@ function settledOutcome(tracked: TrackedPath, target: FileState): PathOutcome | 
   return { observation: { state: seen.state, observed: seen.observed } };
 }
 
-async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, unchangedSinceSeen: boolean): Promise<PathOutcome> {
+async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, knownUnchanged: boolean): Promise<PathOutcome> {
   const target = context.state.versionAt(tracked, targetIndex).state;
-  let observation: ObservedPath = unchangedSinceSeen
+  let observation: ObservedPath = knownUnchanged
     ? { state: tracked.lastSeen!.state, observed: tracked.lastSeen!.observed }
     : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories });
   let action = actionFor(observation.state, target, tracked);

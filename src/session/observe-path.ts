@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileIoError } from '../errors.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { inspectPath } from '../fs/inspect-path.js';
-import { isUnchangedSince, isUnchangedSinceByKey, observe } from '../fs/stat-signature.js';
+import { unchangedSinceSeen } from '../fs/glance-many.js';
+import { isUnchangedSince, observe, stillAsSeen } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
 import { sha256 } from '../store/session-log.js';
 
@@ -70,18 +71,50 @@ export function observePath(filePath: string, lastSeen: { state: RegularFileStat
 
 /**
  * The common case of a large operation, cheaply: a plain lstat through the
- * pinned parent says the file is still the one last seen (one link, same
- * signature). Anything else, an error included, is looked at closely by the
- * full inspection, which reports it as it always does.
+ * pinned parent says the file is still the one last seen. Anything else, an
+ * error included, is looked at closely by the full inspection, which reports
+ * it as it always does.
  */
 function unchangedAtAGlance(filePath: string, observed: Observation, directories: DirectoryCache): boolean {
+  const entry = pinnedEntry(filePath, directories);
+  if (entry === undefined) return false;
   let stat: fs.Stats | undefined;
   try {
-    const parent = directories.open(path.dirname(filePath));
-    if (typeof parent !== 'object') return false;
-    stat = fs.lstatSync(parent.entry(path.basename(filePath)), { throwIfNoEntry: false });
+    stat = fs.lstatSync(entry, { throwIfNoEntry: false });
   } catch {
     return false;
   }
-  return stat !== undefined && stat.isFile() && stat.nlink === 1 && isUnchangedSinceByKey(observed, stat);
+  return stat !== undefined && stillAsSeen(observed, stat.isFile(), stat.nlink, stat);
+}
+
+/**
+ * The same glance for many paths at once (one batch of lstats, see
+ * glance-many.ts): true where a path is still what `lastSeen` says, so that
+ * observing it would return `lastSeen` without reading it.
+ */
+export async function unchangedSinceLastSeen(
+  paths: ReadonlyArray<{ path: string; lastSeen?: { observed: Observation } | undefined }>,
+  directories: DirectoryCache,
+): Promise<boolean[]> {
+  const unchanged = new Array<boolean>(paths.length).fill(false);
+  const indexes: number[] = [];
+  const entries: Array<{ path: string; observed: Observation }> = [];
+  paths.forEach(({ path: filePath, lastSeen }, index) => {
+    const entry = lastSeen === undefined ? undefined : pinnedEntry(filePath, directories);
+    if (entry === undefined) return;
+    indexes.push(index);
+    entries.push({ path: entry, observed: lastSeen!.observed });
+  });
+  (await unchangedSinceSeen(entries)).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict));
+  return unchanged;
+}
+
+/** `filePath` through its pinned parent, or undefined when the parent cannot be pinned (the full inspection says why). */
+function pinnedEntry(filePath: string, directories: DirectoryCache): string | undefined {
+  try {
+    const parent = directories.open(path.dirname(filePath));
+    return typeof parent === 'object' ? parent.entry(path.basename(filePath)) : undefined;
+  } catch {
+    return undefined;
+  }
 }
