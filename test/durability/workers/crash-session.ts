@@ -62,7 +62,11 @@ if (config.mode === 'reopen') {
         if (step.content === null) fs.rmSync(file);
         else {
           fs.mkdirSync(path.dirname(file), { recursive: true });
-          fs.writeFileSync(file, Buffer.from(step.content, 'latin1'));
+          // The agent's own write is not under test: written whole (outside the project, then renamed), so a
+          // kill at a random moment cannot leave it half-done, as an in-place write cut between truncate and write would.
+          const whole = path.join(path.dirname(config.root), `.agent-write-${process.pid}`);
+          fs.writeFileSync(whole, Buffer.from(step.content, 'latin1'));
+          fs.renameSync(whole, file);
         }
         break;
       }
