@@ -100,7 +100,8 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
     if (settled !== undefined) outcomes[index] = settled;
     else unsettled.push(index);
   });
-  const planned = await mapConcurrently(unsettled, planConcurrency(context, tracked, targetIndex), (index) => planPath(context, tracked[index]!, targetIndex, unchanged[index]!));
+  const concurrency = planConcurrency(context, unsettled.map((index) => tracked[index]!), targetIndex);
+  const planned = await mapConcurrently(unsettled, concurrency, (index) => planPath(context, tracked[index]!, targetIndex, unchanged[index]!));
   unsettled.forEach((index, at) => (outcomes[index] = planned[at]!));
   const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
   outcomes.forEach((outcome, index) => {
@@ -114,7 +115,9 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
 /**
  * Paths planned at once. Each one in flight holds its current and its target
  * bytes (and the backup being compressed): with large files, two at a time
- * keep a rewind of thousands of them within a flat memory budget.
+ * keep a rewind of thousands of them within a flat memory budget. Only the
+ * paths still to plan count (settled ones hold no bytes), so a large scope
+ * with few changes is not looked through again.
  */
 function planConcurrency(context: PlanContext, tracked: readonly TrackedPath[], targetIndex: number): number {
   const largeFileBytes = 256 * 1024;
