@@ -1,6 +1,6 @@
 import type { FileState, RegularFileState, RewindAction } from '../schemas.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
-import { observePath, unchangedSinceLastSeen, type ObservedPath } from '../session/observe-path.js';
+import { asLastSeen, observePath, unchangedSinceLastSeen, type ObservedPath } from '../session/observe-path.js';
 import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
 import { mapConcurrently } from '../util/concurrency.js';
@@ -137,13 +137,13 @@ interface PathOutcome {
 function settledOutcome(tracked: TrackedPath, target: FileState): PathOutcome | undefined {
   const seen = tracked.lastSeen!;
   if ((target.kind !== 'file' && target.kind !== 'absent') || !sameState(seen.state, target)) return undefined;
-  return { observation: { state: seen.state, observed: seen.observed } };
+  return { observation: asLastSeen(seen) };
 }
 
 async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, knownUnchanged: boolean): Promise<PathOutcome> {
   const target = context.state.versionAt(tracked, targetIndex).state;
   let observation: ObservedPath = knownUnchanged
-    ? { state: tracked.lastSeen!.state, observed: tracked.lastSeen!.observed }
+    ? asLastSeen(tracked.lastSeen!)
     : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories });
   let action = actionFor(observation.state, target, tracked);
   // The diff and the backup need the current bytes, which a matching stat signature let us skip.

@@ -34,7 +34,7 @@ export interface ObserveOptions {
  */
 export function observePath(filePath: string, lastSeen: { state: RegularFileState; observed: Observation } | undefined, options: ObserveOptions): ObservedPath {
   if (options.read === 'if-changed' && lastSeen !== undefined && options.directories !== undefined && unchangedAtAGlance(filePath, lastSeen.observed, options.directories)) {
-    return { state: lastSeen.state, observed: lastSeen.observed };
+    return asLastSeen(lastSeen);
   }
   let inspection: ReturnType<typeof inspectPath>;
   try {
@@ -67,6 +67,11 @@ export function observePath(filePath: string, lastSeen: { state: RegularFileStat
       return { state, observed: observe(inspection.stat, inspection.observedAtNs), content: inspection.content, stat: inspection.stat };
     }
   }
+}
+
+/** The observation of a path found still as last seen: its known state and signature, nothing read. */
+export function asLastSeen(lastSeen: { state: RegularFileState; observed: Observation }): ObservedPath {
+  return { state: lastSeen.state, observed: lastSeen.observed };
 }
 
 /**
