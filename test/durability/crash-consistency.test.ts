@@ -70,9 +70,16 @@ function killPoints(durability: 'full' | 'none', stride: number, dense: readonly
 
 /**
  * What must hold after the child died, given the steps it reported finished.
+ * `killedAnywhere`: the kill came from outside at a random moment, so it may
+ * have landed in the agent's own code rather than in a library call.
  * Returns a description of what was found, for the summary.
  */
-async function checkAfterKill(sandbox: Sandbox, reports: StepReport[], context: string): Promise<'rolled-back' | 'completed' | 'unchanged' | 'never-created'> {
+async function checkAfterKill(
+  sandbox: Sandbox,
+  reports: StepReport[],
+  context: string,
+  killedAnywhere = false,
+): Promise<'rolled-back' | 'completed' | 'unchanged' | 'never-created'> {
   const lastDone = reports.at(-1)?.step ?? -1;
   const inFlight = lastDone + 1;
   const rewindsDone = rewindSteps.filter((step) => step <= lastDone).length;
@@ -114,7 +121,12 @@ async function checkAfterKill(sandbox: Sandbox, reports: StepReport[], context: 
     // Every file is one whole version: the state before the interrupted step, or after it for a rewind that completed.
     const before = expected[lastDone] ?? originalFiles;
     const after = expected[inFlight]!;
-    expect(sandbox.files(), context).toEqual(inFlightRewindCompleted ? after : before);
+    if (killedAnywhere && scenarioSteps[inFlight]?.do === 'track') {
+      // A kill from outside can land after the agent's own write but before the step's report went out.
+      expect([before, after], context).toContainEqual(sandbox.files());
+    } else {
+      expect(sandbox.files(), context).toEqual(inFlightRewindCompleted ? after : before);
+    }
 
     if (messageIds.length === 0) return 'unchanged';
     const reopenedState = sandbox.files();
@@ -214,7 +226,7 @@ describe('crash consistency (SIGKILL at deterministic kill points)', () => {
       try {
         sandbox.writeFiles(originalFiles);
         const run = await runChild(worker, config(sandbox, 'full', null), { killAfterMs: delay });
-        await checkAfterKill(sandbox, reportsOf(run), `killed by the test after ${delay} ms (${run.signal ?? 'finished first'})`);
+        await checkAfterKill(sandbox, reportsOf(run), `killed by the test after ${delay} ms (${run.signal ?? 'finished first'})`, true);
       } finally {
         sandbox.dispose();
       }
