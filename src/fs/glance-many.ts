@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import type { Observation } from '../schemas.js';
+import { WorkerPool } from '../util/worker-pool.js';
 import { stillAsSeen, type StatKey } from './stat-signature.js';
 
 /**
@@ -68,11 +68,11 @@ export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; 
 }
 
 async function lstatInParts(paths: readonly string[]): Promise<Float64Array[]> {
-  const pool = paths.length >= minimumForWorkers ? workerPool() : undefined;
-  if (pool !== undefined) {
+  const workers = paths.length >= minimumForWorkers ? pool.get() : undefined;
+  if (workers !== undefined) {
     try {
-      const size = Math.ceil(paths.length / pool.length);
-      return await Promise.all(pool.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size))));
+      const size = Math.ceil(paths.length / workers.length);
+      return await Promise.all(workers.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size))));
     } catch {
       // A worker that failed or exited: the pool is gone, and this batch is done here.
     }
@@ -118,56 +118,10 @@ function lstatAll(paths: readonly string[]): Float64Array {
   return lstatLoop(fs, paths);
 }
 
-const workerSource = `
-const { parentPort } = require('node:worker_threads');
-const fs = require('node:fs');
+/** Two threads, as git's preloaded index uses a few. */
+const pool = new WorkerPool<string[], Float64Array>(
+  `const fs = require('node:fs');
 const lstatLoop = ${lstatLoopSource};
-parentPort.on('message', ({ id, paths }) => {
-  const fields = lstatLoop(fs, paths);
-  parentPort.postMessage({ id, fields }, [fields.buffer]);
-});
-`;
-
-/** One worker thread, kept for the life of the process but never keeping it alive when idle. */
-class GlanceWorker {
-  private readonly pending = new Map<number, { resolve: (fields: Float64Array) => void; reject: (error: unknown) => void }>();
-  private nextId = 0;
-
-  constructor(private readonly worker: Worker) {
-    worker.unref();
-    worker.on('message', ({ id, fields }: { id: number; fields: Float64Array }) => {
-      this.pending.get(id)?.resolve(fields);
-      this.pending.delete(id);
-      if (this.pending.size === 0) worker.unref();
-    });
-    const fail = (error: unknown) => {
-      pool = 'unavailable';
-      for (const waiting of this.pending.values()) waiting.reject(error);
-      this.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the lstat worker exited with code ${code}`)));
-  }
-
-  run(paths: string[]): Promise<Float64Array> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.ref(); // an answer is awaited: the process must wait for it
-      this.worker.postMessage({ id, paths });
-    });
-  }
-}
-
-let pool: GlanceWorker[] | 'unavailable' | undefined;
-
-function workerPool(): GlanceWorker[] | undefined {
-  if (pool === undefined) {
-    try {
-      pool = Array.from({ length: workerCount }, () => new GlanceWorker(new Worker(workerSource, { eval: true })));
-    } catch {
-      pool = 'unavailable';
-    }
-  }
-  return pool === 'unavailable' ? undefined : pool;
-}
+const handle = (paths) => { const fields = lstatLoop(fs, paths); return { reply: fields, transfer: [fields.buffer] }; };`,
+  workerCount,
+);
