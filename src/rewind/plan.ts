@@ -144,7 +144,7 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
   const target = context.state.versionAt(tracked, targetIndex).state;
   let observation: ObservedPath = knownUnchanged
     ? asLastSeen(tracked.lastSeen!)
-    : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories });
+    : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories, glanced: context.directories !== undefined });
   let action = actionFor(observation.state, target, tracked);
   // The diff and the backup need the current bytes, which a matching stat signature let us skip.
   if (observation.content === undefined && observation.state.kind === 'file' && action !== undefined && action !== 'chmod') {

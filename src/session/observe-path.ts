@@ -26,6 +26,8 @@ export interface ObserveOptions {
   directories?: DirectoryCache;
   /** `if-changed` trusts a matching stat signature (see stat-signature.ts); `always` reads the bytes. */
   read: 'always' | 'if-changed';
+  /** A batch glance (`unchangedSinceLastSeen`) already found the path not plainly unchanged: skip the quick look. */
+  glanced?: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface ObserveOptions {
  * follows a link: a link, or a link on the parent path, is recorded as such.
  */
 export function observePath(filePath: string, lastSeen: { state: RegularFileState; observed: Observation } | undefined, options: ObserveOptions): ObservedPath {
-  if (options.read === 'if-changed' && lastSeen !== undefined && options.directories !== undefined && unchangedAtAGlance(filePath, lastSeen.observed, options.directories)) {
+  if (options.read === 'if-changed' && options.glanced !== true && lastSeen !== undefined && options.directories !== undefined && unchangedAtAGlance(filePath, lastSeen.observed, options.directories)) {
     return asLastSeen(lastSeen);
   }
   let inspection: ReturnType<typeof inspectPath>;
