@@ -16,6 +16,11 @@ import { noFollow, PinnedDirectory, type PinFailure } from './pinned-directory.j
 const temporarySuffix = '.rewindable-tmp';
 const temporaryPattern = /^\..*\.[0-9a-f]{12}\.rewindable-tmp$/;
 
+/** A fresh name for a temporary file next to `name` (hidden, unique to this process and call, recognised by the sweep). */
+export function temporaryName(name: string): string {
+  return `.${name.slice(0, 180)}.${uniqueSuffix()}${temporarySuffix}`;
+}
+
 /**
  * Replaces `name` in `directory` with `bytes` and `mode`, atomically: the
  * bytes go to a temporary file next to it (rename is only atomic within one
@@ -49,7 +54,7 @@ export async function prepareAtomicWrite(directory: PinnedDirectory, name: strin
   let temporaryEntry = '';
   let fd = -1;
   for (let attempt = 0; fd === -1; attempt += 1) {
-    temporaryEntry = directory.entry(`.${name.slice(0, 180)}.${uniqueSuffix()}${temporarySuffix}`);
+    temporaryEntry = directory.entry(temporaryName(name));
     try {
       fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, createMode);
     } catch (error) {

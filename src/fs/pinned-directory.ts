@@ -54,6 +54,15 @@ export class PinnedDirectory {
     return pinned;
   }
 
+  /**
+   * The path of the open handle itself (`/proc/self/fd/<fd>`), valid in every
+   * thread of this process while the directory stays open; undefined where
+   * there is no such path (not Linux).
+   */
+  handlePath(): string | undefined {
+    return procFd ? `/proc/self/fd/${this.fd}` : undefined;
+  }
+
   /** A path for `name` inside this directory. */
   entry(name: string): string {
     return procFd ? `/proc/self/fd/${this.fd}/${name}` : path.join(this.path, name);

@@ -71,13 +71,23 @@ const trustedKeys = new WeakMap<Observation, StatKey | undefined>();
  * closer" (read it, or lstat it with nanoseconds).
  */
 export function isUnchangedSinceByKey(observation: Observation | undefined, stat: StatKey): boolean {
-  if (observation === undefined) return false;
+  const key = trustedKeyOf(observation);
+  return key !== undefined && sameStatKey(key, stat);
+}
+
+/** The observation's signature when the racy rule lets a matching lstat prove the file unchanged; otherwise undefined. */
+export function trustedSignature(observation: Observation | undefined): string | undefined {
+  return trustedKeyOf(observation) === undefined ? undefined : observation!.sig;
+}
+
+function trustedKeyOf(observation: Observation | undefined): StatKey | undefined {
+  if (observation === undefined) return undefined;
   let key = trustedKeys.get(observation);
   if (key === undefined && !trustedKeys.has(observation)) {
     key = parseTrustedKey(observation);
     trustedKeys.set(observation, key);
   }
-  return key !== undefined && sameStatKey(key, stat);
+  return key;
 }
 
 /**

@@ -5,7 +5,8 @@ import type { DirectoryCache } from '../fs/directory-cache.js';
 import { flushDirectory } from '../fs/flush.js';
 import { inspectEntry } from '../fs/inspect-path.js';
 import { noFollow, type PinnedDirectory } from '../fs/pinned-directory.js';
-import { isUnchangedSince, observe, wallClockNs } from '../fs/stat-signature.js';
+import { errorOf, ReplaceMany, type ExpectedEntry, type Refusal, type ReplaceJob } from '../fs/replace-many.js';
+import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/stat-signature.js';
 import type { Observation, RewindAction } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
@@ -43,16 +44,41 @@ export interface ApplyOutcome {
 export async function applyChanges(context: ApplyContext, changes: readonly PlannedChange[]): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: [], skipped: [] };
   const touchedDirectories = new Set<string>();
+  const applied = (result: AppliedChange) => {
+    outcome.applied.push(result);
+    touchedDirectories.add(path.dirname(result.change.path));
+  };
   // Deletions last: if a restore fails, nothing has been deleted yet.
-  const ordered = [...changes.filter((change) => change.action !== 'delete'), ...changes.filter((change) => change.action === 'delete')];
-  for (const change of ordered) {
+  const restores = changes.filter((change) => change.action !== 'delete');
+  const deletions = changes.filter((change) => change.action === 'delete');
+  // File writes run side by side (replace-many.ts); each is still checked and made on its own.
+  const replacements = new ReplaceMany(restores.length);
+  const replaced: PlannedChange[] = [];
+  for (const change of restores) {
+    if (replacements.stopped) break;
+    try {
+      const prepared = await prepareChange(context, change);
+      if ('job' in prepared) {
+        replaced.push(change);
+        await replacements.add(prepared.job);
+      } else if ('skipped' in prepared) outcome.skipped.push(prepared.skipped);
+      else applied(prepared);
+    } catch (error) {
+      outcome.failure = { path: change.path, error };
+      break;
+    }
+  }
+  for (const [index, result] of (await replacements.finish()).entries()) {
+    const change = replaced[index]!;
+    if (result.status === 'written') applied({ change, observed: result.signature === undefined ? undefined : { sig: result.signature, atNs: result.atNs } });
+    else if (result.status === 'refused') outcome.skipped.push(refusal(change, result.reason).skipped);
+    else if (result.status === 'failed') outcome.failure ??= { path: change.path, error: errorOf(result) };
+  }
+  for (const change of outcome.failure === undefined ? deletions : []) {
     try {
       const result = await applyChange(context, change);
       if ('skipped' in result) outcome.skipped.push(result.skipped);
-      else {
-        outcome.applied.push(result);
-        touchedDirectories.add(path.dirname(change.path));
-      }
+      else applied(result);
     } catch (error) {
       outcome.failure = { path: change.path, error };
       break;
@@ -83,16 +109,72 @@ export function inverseOf(change: PlannedChange): PlannedChange | undefined {
   return { ...change, action: inverse[change.action], target: change.current, current: change.target, targetBytes: undefined };
 }
 
+/**
+ * A file write to hand to `ReplaceMany` (which checks the file and writes it),
+ * or, for what it does not handle, the change applied here.
+ */
+async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<{ job: ReplaceJob } | AppliedChange | { skipped: SkippedPath }> {
+  if (change.target.kind !== 'file' || change.action === 'chmod' || change.current.kind === 'symlink') return applyChange(context, change);
+  const bytes = await targetBytesOf(context, change);
+  if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
+  const directory = pinnedParent(context, change);
+  if (typeof directory === 'object' && 'skipped' in directory) return directory;
+  const handle = directory.handlePath();
+  if (handle === undefined) return applyChange(context, change);
+  const lastSeen = change.tracked.lastSeen;
+  const expected: ExpectedEntry =
+    change.current.kind === 'absent'
+      ? { kind: 'absent' }
+      : {
+          kind: 'file',
+          sha256: change.current.sha256,
+          mode: change.current.mode,
+          trustedSignature: lastSeen !== undefined && sameState(lastSeen.state, change.current) ? trustedSignature(lastSeen.observed) : undefined,
+        };
+  return {
+    job: {
+      directoryHandle: handle,
+      directoryPath: directory.path,
+      name: path.basename(change.path),
+      expected,
+      bytes: bytes!,
+      mode: change.target.mode,
+      durable: context.durable,
+      maxBytes: context.maxFileBytes,
+    },
+  };
+}
+
 async function applyChange(context: ApplyContext, change: PlannedChange): Promise<AppliedChange | { skipped: SkippedPath }> {
-  const skip = (reason: SkippedPath['reason'], detail: string) => ({
-    skipped: { path: change.path, reason, message: `${change.path} was left alone: ${detail}.` },
-  });
-  let bytes = change.targetBytes;
-  if (change.target.kind === 'file' && change.action !== 'chmod' && bytes === undefined) {
-    const read = await context.readBlob(change.target.sha256);
-    if (!read.ok) return skip('backup-unreadable', read.reason);
-    bytes = read.bytes;
+  const bytes = await targetBytesOf(context, change);
+  if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
+  const directory = pinnedParent(context, change);
+  if (typeof directory === 'object' && 'skipped' in directory) return directory;
+  const name = path.basename(change.path);
+  const check = stillAsPlanned(context, directory, name, change);
+  if (check !== true) return refusal(change, check);
+  const writtenAtNs = wallClockNs();
+  if (change.action === 'delete') {
+    fs.unlinkSync(directory.entry(name));
+    return { change };
   }
+  if (change.action === 'chmod') {
+    if (!changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode)) return refusal(change, 'symlink');
+  } else {
+    await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
+  }
+  return { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) };
+}
+
+/** The bytes to write (undefined when nothing is written), or why the path is left alone. */
+async function targetBytesOf(context: ApplyContext, change: PlannedChange): Promise<Buffer | undefined | { skipped: SkippedPath }> {
+  if (change.target.kind !== 'file' || change.action === 'chmod' || change.targetBytes !== undefined) return change.targetBytes;
+  const read = await context.readBlob(change.target.sha256);
+  return read.ok ? read.bytes : skip(change, 'backup-unreadable', read.reason);
+}
+
+/** The change's directory, pinned (created first for a file to recreate), or why the path is left alone. */
+function pinnedParent(context: ApplyContext, change: PlannedChange): PinnedDirectory | { skipped: SkippedPath } {
   const parent = path.dirname(change.path);
   let directory = context.directories.open(parent);
   if (directory === 'missing' && change.action === 'recreate') {
@@ -103,25 +185,28 @@ async function applyChange(context: ApplyContext, change: PlannedChange): Promis
     directory = context.directories.open(parent);
   }
   if (typeof directory === 'string' || !directory.isStillAtPath()) {
-    return skip('parent-changed', directory === 'missing' ? 'its directory is gone' : 'its parent directory changed since the plan was made');
+    return refusal(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
   }
-  {
-    const name = path.basename(change.path);
-    const check = stillAsPlanned(context, directory, name, change);
-    if (check !== true) return check === 'changed' ? skip('changed-during-rewind', 'it changed while the rewind was running') : skip(check, describe(check));
-    const writtenAtNs = wallClockNs();
-    if (change.action === 'delete') {
-      fs.unlinkSync(directory.entry(name));
-      return { change };
-    }
-    if (change.action === 'chmod') {
-      if (!changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode)) {
-        return skip('symlink', describe('symlink'));
-      }
-    } else {
-      await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
-    }
-    return { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) };
+  return directory;
+}
+
+function skip(change: PlannedChange, reason: SkippedPath['reason'], detail: string): { skipped: SkippedPath } {
+  return { skipped: { path: change.path, reason, message: `${change.path} was left alone: ${detail}.` } };
+}
+
+/** A path found, just before its write, not to be what the plan saw. */
+function refusal(change: PlannedChange, found: Refusal, detail?: string): { skipped: SkippedPath } {
+  switch (found) {
+    case 'changed':
+      return skip(change, 'changed-during-rewind', 'it changed while the rewind was running');
+    case 'parent-changed':
+      return skip(change, 'parent-changed', detail ?? 'its parent directory changed since the plan was made');
+    case 'symlink':
+      return skip(change, 'symlink', 'it became a symbolic link while the rewind was running; links are never written through');
+    case 'hard-link':
+      return skip(change, 'hard-link', 'it gained a hard link while the rewind was running');
+    case 'not-regular':
+      return skip(change, 'not-regular', 'it stopped being a regular file while the rewind was running');
   }
 }
 
@@ -193,10 +278,8 @@ function closeQuietly(fd: number): void {
   }
 }
 
-type Refusal = 'symlink' | 'not-regular' | 'hard-link';
-
 /** True when the entry is still what the plan saw (or already the target); otherwise why not. */
-function stillAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange): true | 'changed' | Refusal {
+function stillAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange): true | Refusal {
   const lastSeen = change.tracked.lastSeen;
   const inspection = inspectEntry(directory, name, {
     maxBytes: context.maxFileBytes,
@@ -220,10 +303,4 @@ function stillAsPlanned(context: ApplyContext, directory: PinnedDirectory, name:
       return sha256(inspection.content) === change.current.sha256 && mode === change.current.mode ? true : 'changed';
     }
   }
-}
-
-function describe(refusal: Refusal): string {
-  if (refusal === 'symlink') return 'it became a symbolic link while the rewind was running; links are never written through';
-  if (refusal === 'hard-link') return 'it gained a hard link while the rewind was running';
-  return 'it stopped being a regular file while the rewind was running';
 }

@@ -23,6 +23,8 @@ export const mutatingCalls = [
   'chmodSync',
   'fsync',
   'fdatasync',
+  'fsyncSync',
+  'fdatasyncSync',
 ] as const;
 
 /** Every function that can fail with an errno: the fault injector's targets. */

@@ -1,0 +1,253 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { WorkerPool, type TaskWorker } from '../util/worker-pool.js';
+import { temporaryName } from './atomic-write.js';
+
+/**
+ * Replacing many files at once, each atomically and each only while it is
+ * still what the caller saw. On ext4 the two calls that make an atomic
+ * replacement (creating the temporary file, renaming it over the old one)
+ * cost a few hundred microseconds each, mostly kernel work that runs in
+ * parallel on other threads; one after another they were most of a
+ * 1,000-file rewind. So the jobs of a large batch run on a few worker
+ * threads, each doing whole files (check, write, rename) with no round trip
+ * to the event loop between the steps; small batches, or any batch when
+ * workers cannot start, run right here through the same code.
+ *
+ * Only for directories pinned by handle (`PinnedDirectory.handlePath()`,
+ * Linux): every name is reached through the open handle, which any thread
+ * of the process can use, so a directory swapped for a link can never
+ * redirect a write, whichever thread makes it.
+ */
+
+/** What the entry must still be for the write to go ahead. */
+export type ExpectedEntry =
+  | { kind: 'absent' }
+  /** A regular file with these bytes and mode; `trustedSignature` proves it without reading (racy rule already applied). */
+  | { kind: 'file'; sha256: string; mode: number; trustedSignature?: string | undefined };
+
+export interface ReplaceJob {
+  /** The pinned directory's handle path, and the path it must still resolve to. */
+  directoryHandle: string;
+  directoryPath: string;
+  name: string;
+  expected: ExpectedEntry;
+  bytes: Uint8Array;
+  mode: number;
+  durable: boolean;
+  /** An entry larger than this is not read to compare it: it is not what was seen. */
+  maxBytes: number;
+}
+
+export type Refusal = 'changed' | 'symlink' | 'not-regular' | 'hard-link' | 'parent-changed';
+
+export type ReplaceResult =
+  /** In place; `signature` (absent if the lstat after the rename failed) and `atNs` make the observation of the written file. */
+  | { status: 'written'; signature?: string; atNs: string }
+  | { status: 'refused'; reason: Refusal }
+  | { status: 'failed'; error: { message: string; code?: string; errno?: number; syscall?: string } }
+  /** Not attempted: an earlier job failed. */
+  | { status: 'not-started' };
+
+/** Below this many jobs, waking workers costs more than it saves. */
+const minimumForWorkers = 32;
+/** Jobs sent to a worker at once, and the most bytes in one message. */
+const batchJobs = 16;
+const batchBytes = 1024 * 1024;
+/** The most bytes waiting in workers at any time, so a rewind of large files holds only a few in memory. */
+const bytesInFlight = 16 * 1024 * 1024;
+
+/**
+ * One job, from the check to the rename, as plain JavaScript over the
+ * modules it is given. Workers get it as source text and this thread builds
+ * it from the same text, so it must use nothing but its arguments.
+ */
+const replaceOneSource = `(fs, crypto, temporaryNames, job) => {
+  const gone = (error) => error.code === 'ENOENT' || error.code === 'ENOTDIR' || error.code === 'ELOOP';
+  const refused = (reason) => ({ status: 'refused', reason });
+  const signatureOf = (stat) => stat.dev + ':' + stat.ino + ':' + stat.size + ':' + stat.mode + ':' + stat.mtimeNs + ':' + stat.ctimeNs;
+  const C = fs.constants;
+  try {
+    let directory;
+    try {
+      directory = fs.readlinkSync(job.directoryHandle);
+    } catch (error) {
+      if (gone(error)) return refused('parent-changed');
+      throw error;
+    }
+    if (directory !== job.directoryPath) return refused('parent-changed');
+    const entry = job.directoryHandle + '/' + job.name;
+    const stat = fs.lstatSync(entry, { bigint: true, throwIfNoEntry: false });
+    if (stat === undefined) {
+      if (job.expected.kind !== 'absent') return refused('changed');
+    } else if (stat.isSymbolicLink()) {
+      return refused('symlink');
+    } else if (!stat.isFile()) {
+      return refused('not-regular');
+    } else {
+      if (stat.nlink > 1n) return refused('hard-link');
+      if (job.expected.kind !== 'file' || stat.size > BigInt(job.maxBytes)) return refused('changed');
+      if (signatureOf(stat) !== job.expected.trustedSignature) {
+        // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the open.
+        const fd = fs.openSync(entry, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+        let content;
+        let mode;
+        try {
+          const opened = fs.fstatSync(fd);
+          if (!opened.isFile()) return refused('not-regular');
+          mode = opened.mode & 0o7777;
+          content = fs.readFileSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+        if (mode !== job.expected.mode || crypto.createHash('sha256').update(content).digest('hex') !== job.expected.sha256) return refused('changed');
+      }
+    }
+    const atNs = String(BigInt(Date.now()) * 1000000n);
+    let temporary;
+    let fd = -1;
+    for (const name of temporaryNames) {
+      temporary = job.directoryHandle + '/' + name;
+      try {
+        fd = fs.openSync(temporary, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+        break;
+      } catch (error) {
+        // One left by a crash (or taken by another process): the next name.
+        if (error.code !== 'EEXIST' || name === temporaryNames[temporaryNames.length - 1]) throw error;
+      }
+    }
+    try {
+      try {
+        for (let written = 0; written < job.bytes.length; ) written += fs.writeSync(fd, job.bytes, written, job.bytes.length - written);
+        fs.fchmodSync(fd, job.mode); // exact mode, whatever the umask
+        if (job.durable) fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(temporary, entry);
+    } catch (error) {
+      fs.rmSync(temporary, { force: true });
+      throw error;
+    }
+    try {
+      return { status: 'written', signature: signatureOf(fs.lstatSync(entry, { bigint: true })), atNs };
+    } catch {
+      return { status: 'written', atNs }; // written all the same; only the shortcut for the next check is lost
+    }
+  } catch (error) {
+    return { status: 'failed', error: { message: String(error && error.message), code: error && error.code, errno: error && error.errno, syscall: error && error.syscall } };
+  }
+}`;
+
+type ReplaceOne = (fsModule: typeof fs, cryptoModule: typeof crypto, temporaryNames: readonly string[], job: ReplaceJob) => ReplaceResult;
+
+// Our own constant source, shared with the workers.
+const replaceOne = new Function(`return ${replaceOneSource}`)() as ReplaceOne;
+
+interface Batch {
+  jobs: ReplaceJob[];
+  temporaryNames: string[][];
+  /** Set to 1 by whichever thread sees a job fail: later jobs are not started, in any thread. */
+  stop: Int32Array;
+}
+
+const pool = new WorkerPool<Batch, ReplaceResult[]>(
+  `const fs = require('node:fs');
+const crypto = require('node:crypto');
+const replaceOne = ${replaceOneSource};
+const handle = ({ jobs, temporaryNames, stop }) => ({
+  reply: jobs.map((job, index) => {
+    if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
+    const result = replaceOne(fs, crypto, temporaryNames[index], job);
+    if (result.status === 'failed') Atomics.store(stop, 0, 1);
+    return result;
+  }),
+});`,
+  Math.min(3, Math.max(2, availableParallelism())),
+);
+
+/**
+ * Runs replacements fed one at a time with `add`, on workers when `expected`
+ * (the number of jobs the caller will add) is large enough; `finish` waits
+ * for all of them. Results come back in the order the jobs were added. Once
+ * a job fails, jobs not yet started are not started (`not-started`).
+ */
+export class ReplaceMany {
+  private readonly results: Array<ReplaceResult | undefined> = [];
+  private readonly workers: ReadonlyArray<TaskWorker<Batch, ReplaceResult[]>> | undefined;
+  private readonly stop = new Int32Array(new SharedArrayBuffer(4));
+  private batch: { jobs: ReplaceJob[]; first: number; bytes: number } | undefined;
+  private readonly running = new Set<Promise<void>>();
+  private waitingBytes = 0;
+
+  constructor(expected: number) {
+    this.workers = expected >= minimumForWorkers ? pool.get() : undefined;
+  }
+
+  /** True once a job has failed: the caller need not add more. */
+  get stopped(): boolean {
+    return Atomics.load(this.stop, 0) === 1;
+  }
+
+  async add(job: ReplaceJob): Promise<void> {
+    const index = this.results.length;
+    this.results.push(undefined);
+    if (this.workers === undefined) {
+      this.results[index] = this.stopped ? { status: 'not-started' } : this.runHere(job);
+      return;
+    }
+    this.batch ??= { jobs: [], first: index, bytes: 0 };
+    this.batch.jobs.push(job);
+    this.batch.bytes += job.bytes.length;
+    if (this.batch.jobs.length >= batchJobs || this.batch.bytes >= batchBytes) await this.send();
+  }
+
+  async finish(): Promise<ReplaceResult[]> {
+    if (this.batch !== undefined) await this.send();
+    while (this.running.size > 0) await Promise.race(this.running);
+    return this.results.map((result) => result ?? { status: 'not-started' });
+  }
+
+  private runHere(job: ReplaceJob): ReplaceResult {
+    const result = replaceOne(fs, crypto, temporaryNamesFor(job), job);
+    if (result.status === 'failed') Atomics.store(this.stop, 0, 1);
+    return result;
+  }
+
+  private async send(): Promise<void> {
+    const { jobs, first, bytes } = this.batch!;
+    this.batch = undefined;
+    while (this.waitingBytes > 0 && this.waitingBytes + bytes > bytesInFlight) await Promise.race(this.running);
+    const workers = this.workers!;
+    const worker = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
+    this.waitingBytes += bytes;
+    const done = worker
+      .run({ jobs, temporaryNames: jobs.map(temporaryNamesFor), stop: this.stop })
+      .then(
+        (results) => results.forEach((result, offset) => (this.results[first + offset] = result)),
+        // The worker died (it catches every error of a job, so only something like running out of memory does
+        // this). Which of these it wrote is unknown: each file is whole, old or new, and the batch counts as failed.
+        (error: unknown) => {
+          Atomics.store(this.stop, 0, 1);
+          const failed: ReplaceResult = { status: 'failed', error: { message: `a rewind worker stopped: ${String(error)}` } };
+          jobs.forEach((_, offset) => (this.results[first + offset] = failed));
+        },
+      )
+      .finally(() => {
+        this.waitingBytes -= bytes;
+        this.running.delete(done);
+      });
+    this.running.add(done);
+  }
+}
+
+/** Three names to try in turn, should one be taken by a file a crash left behind. */
+function temporaryNamesFor(job: ReplaceJob): string[] {
+  return [temporaryName(job.name), temporaryName(job.name), temporaryName(job.name)];
+}
+
+/** An error as a worker reported it, with its errno fields back on it. */
+export function errorOf(result: Extract<ReplaceResult, { status: 'failed' }>): NodeJS.ErrnoException {
+  return Object.assign(new Error(result.error.message), result.error) as NodeJS.ErrnoException;
+}

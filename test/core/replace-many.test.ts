@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PinnedDirectory } from '../../src/fs/pinned-directory.js';
+import { ReplaceMany, type ReplaceJob, type ReplaceResult } from '../../src/fs/replace-many.js';
+import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
+
+/**
+ * The file writes of a rewind, run side by side: on worker threads for a
+ * large batch, right here for a small one. Each write must still be checked
+ * just before it is made (a link, a second hard link, a FIFO, a changed file
+ * or a moved directory is refused, never written through), whichever thread
+ * makes it, and the results must be the same either way.
+ */
+
+const sha256 = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
+const linux = process.platform === 'linux';
+/** The content every case expects to find, with the mode it expects (whatever the umask). */
+const writeOld = (file: string) => {
+  fs.writeFileSync(file, 'old\n');
+  fs.chmodSync(file, 0o644);
+};
+
+interface Case {
+  name: string;
+  prepare: (file: string) => void;
+  expected: (file: string) => ReplaceJob['expected'];
+  result: ReplaceResult['status'] | `refused:${string}`;
+}
+
+/** One job per case, then plain files up to `count` jobs in all, spread over directories of 25. */
+function scenario(project: TempProject, count: number) {
+  const cases: Case[] = [
+    { name: 'plain', prepare: writeOld, expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'written' },
+    { name: 'new', prepare: () => {}, expected: () => ({ kind: 'absent' }), result: 'written' },
+    { name: 'changed', prepare: (file) => fs.writeFileSync(file, 'changed by someone\n'), expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed' },
+    { name: 'mode-changed', prepare: (file) => fs.writeFileSync(file, 'old\n', { mode: 0o600 }), expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed' },
+    { name: 'appeared', prepare: writeOld, expected: () => ({ kind: 'absent' }), result: 'refused:changed' },
+    { name: 'gone', prepare: () => {}, expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed' },
+    {
+      name: 'link',
+      prepare: (file) => fs.symlinkSync(path.join(project.outside, 'canary.txt'), file),
+      expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }),
+      result: 'refused:symlink',
+    },
+    {
+      name: 'hard-link',
+      prepare: (file) => {
+        writeOld(file);
+        fs.linkSync(file, path.join(project.outside, `second-${path.basename(file)}`));
+      },
+      expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }),
+      result: 'refused:hard-link',
+    },
+    { name: 'fifo', prepare: (file) => execFileSync('mkfifo', [file]), expected: () => ({ kind: 'absent' }), result: 'refused:not-regular' },
+    {
+      name: 'trusted',
+      prepare: (file) => {
+        writeOld(file);
+        fs.utimesSync(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
+      },
+      // A signature the racy rule trusts proves the file without reading it.
+      expected: (file) => {
+        const stat = fs.lstatSync(file, { bigint: true });
+        const signature = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}`;
+        return { kind: 'file', sha256: 'not read when the signature matches', mode: 0o644, trustedSignature: signature };
+      },
+      result: 'written',
+    },
+  ];
+  fs.writeFileSync(path.join(project.outside, 'canary.txt'), 'canary\n');
+  const jobs: Array<{ file: string; job: Omit<ReplaceJob, 'directoryHandle' | 'directoryPath'>; case: Case }> = [];
+  for (let index = 0; index < count; index += 1) {
+    const which = cases[index] ?? cases[0]!;
+    const file = path.join(project.root, `d${Math.floor(index / 25)}`, `${which.name}-${index}.txt`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    which.prepare(file);
+    const bytes = Buffer.from(`new content of ${index}\n`);
+    jobs.push({ file, case: which, job: { name: path.basename(file), expected: which.expected(file), bytes, mode: 0o644, durable: index % 2 === 0, maxBytes: 1 << 20 } });
+  }
+  return { jobs, cases };
+}
+
+async function runAll(project: TempProject, count: number, movedDirectory?: string) {
+  const { jobs } = scenario(project, count);
+  const directories = new Map<string, PinnedDirectory>();
+  const pinned = (directory: string) => {
+    let found = directories.get(directory);
+    if (found === undefined) {
+      const opened = PinnedDirectory.open(directory);
+      if (typeof opened === 'string') throw new Error(`cannot pin ${directory}: ${opened}`);
+      directories.set(directory, (found = opened));
+    }
+    return found;
+  };
+  for (const { file } of jobs) pinned(path.dirname(file));
+  // After pinning, before the writes: a directory moved elsewhere is refused for every file in it.
+  if (movedDirectory !== undefined) fs.renameSync(path.join(project.root, movedDirectory), path.join(project.outside, movedDirectory));
+  const replacements = new ReplaceMany(jobs.length);
+  for (const { file, job } of jobs) {
+    const directory = pinned(path.dirname(file));
+    await replacements.add({ ...job, directoryHandle: directory.handlePath()!, directoryPath: directory.path });
+  }
+  const results = await replacements.finish();
+  for (const directory of directories.values()) directory.close();
+  return { jobs, results };
+}
+
+const outcome = (result: ReplaceResult) => (result.status === 'refused' ? `refused:${result.reason}` : result.status);
+
+describe.runIf(linux)('ReplaceMany', () => {
+  for (const count of [200, 10]) {
+    it(`checks and writes each of ${count} files on its own (${count >= 32 ? 'worker threads' : 'this thread'})`, async () => {
+      const project = tempProject();
+      const { jobs, results } = await runAll(project, count);
+      expect(results.map(outcome)).toEqual(jobs.map(({ case: which }) => which.result));
+      for (const [index, { file, job }] of jobs.entries()) {
+        const result = results[index]!;
+        if (result.status === 'written') {
+          expect(fs.readFileSync(file, 'utf8')).toBe(job.bytes.toString());
+          const stat = fs.lstatSync(file, { bigint: true });
+          expect(stat.mode & 0o7777n).toBe(0o644n);
+          // The signature of what was written, for the next check to trust.
+          expect(result.signature).toBe(`${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}`);
+        }
+      }
+      // Refused entries are untouched: nothing written through the link, the hard link or the FIFO.
+      expect(fs.readFileSync(path.join(project.outside, 'canary.txt'), 'utf8')).toBe('canary\n');
+      for (const [index, { file, case: which }] of jobs.entries()) {
+        if (which.name === 'changed') expect(fs.readFileSync(file, 'utf8')).toBe('changed by someone\n');
+        if (which.name === 'hard-link') expect(fs.readFileSync(path.join(project.outside, `second-${path.basename(file)}`), 'utf8')).toBe('old\n');
+        if (which.name === 'gone') expect(fs.existsSync(file), `${index}`).toBe(false);
+      }
+      // No temporary file is left anywhere.
+      expect(execFileSync('find', [project.root, '-name', '*.rewindable-tmp']).toString()).toBe('');
+    });
+  }
+
+  it('refuses every file of a directory moved after it was pinned, and writes nothing into it', async () => {
+    const project = tempProject();
+    const { jobs, results } = await runAll(project, 200, 'd3');
+    for (const [index, { file }] of jobs.entries()) {
+      if (path.basename(path.dirname(file)) === 'd3') expect(results[index]).toEqual({ status: 'refused', reason: 'parent-changed' });
+    }
+    const moved = fs.readdirSync(path.join(project.outside, 'd3'));
+    expect(moved.length).toBe(25);
+    for (const name of moved) expect(fs.readFileSync(path.join(project.outside, 'd3', name), 'utf8')).toBe('old\n');
+  });
+
+  it('after a failed write starts no further job: each file is then whole, old or new', async () => {
+    const project = tempProject();
+    const directory = path.join(project.root, 'd');
+    fs.mkdirSync(directory);
+    const pinned = PinnedDirectory.open(directory) as PinnedDirectory;
+    const replacements = new ReplaceMany(300);
+    const names = Array.from({ length: 300 }, (_, index) => (index === 40 ? 'missing-directory/file.txt' : `f${index}.txt`));
+    for (const name of names) {
+      if (!name.includes('/')) writeOld(path.join(directory, name));
+      await replacements.add({
+        directoryHandle: pinned.handlePath()!,
+        directoryPath: directory,
+        name,
+        expected: name.includes('/') ? { kind: 'absent' } : { kind: 'file', sha256: sha256('old\n'), mode: 0o644 },
+        bytes: Buffer.from('new\n'),
+        mode: 0o644,
+        durable: false,
+        maxBytes: 1 << 20,
+      });
+    }
+    const results = await replacements.finish();
+    pinned.close();
+    expect(results[40]).toMatchObject({ status: 'failed', error: { code: 'ENOENT' } });
+    expect(replacements.stopped).toBe(true);
+    expect(results.filter((result) => result.status === 'not-started').length).toBeGreaterThan(0);
+    for (const [index, name] of names.entries()) {
+      if (index === 40) continue;
+      const status = results[index]!.status;
+      expect(['written', 'not-started']).toContain(status);
+      expect(fs.readFileSync(path.join(directory, name), 'utf8')).toBe(status === 'written' ? 'new\n' : 'old\n');
+    }
+    expect(fs.readdirSync(directory).filter((name) => name.endsWith('.rewindable-tmp'))).toEqual([]);
+  });
+});
+
+describe('a rewind of many files', () => {
+  it('restores 400 files exactly (bytes and modes), and its undo puts them back', async () => {
+    const project = tempProject();
+    const files = Array.from({ length: 400 }, (_, index) => project.write(`src/m${index % 16}/f${index}.ts`, `export const value${index} = ${index};\n`));
+    const original = project.snapshot();
+    const manager = await project.open();
+    const first = await manager.checkpoint(newId());
+    for (const [index, file] of files.entries()) {
+      await manager.trackEdit(file);
+      if (index % 7 === 0) fs.rmSync(file);
+      else {
+        fs.writeFileSync(file, `export const value${index} = ${index * 2}; // changed\n`);
+        if (index % 5 === 0) fs.chmodSync(file, 0o755);
+      }
+    }
+    for (let index = 0; index < 20; index += 1) {
+      const created = path.join(project.root, `new/n${index}.ts`);
+      await manager.trackEdit(created);
+      project.write(`new/n${index}.ts`, `new ${index}\n`);
+    }
+    await manager.checkpoint(newId());
+    const changed = project.snapshot();
+    const result = await manager.rewindFiles(first);
+    expect(result.canRewind).toBe(true);
+    expect(result.filesChanged?.length).toBe(420);
+    const { ['new/']: createdDirectory, ...restored } = project.snapshot();
+    expect(createdDirectory).toBeDefined(); // directories the agent created stay (SPEC 5.3)
+    expect(restored).toEqual(original);
+    await manager.rewindFiles(result.undoCheckpointId!);
+    expect(project.snapshot()).toEqual(changed);
+    await manager.close();
+  });
+});
