@@ -37,6 +37,9 @@ const minDeltaSize = 1024;
 const memberSize = 32 + 6 + 6;
 /** Bundles inflate into one buffer up to this raw size (they are far smaller). */
 const maxSingleChunk = 64 * 1024 * 1024;
+/** Reading part of a bundle: compressed bytes in proportion to the raw bytes needed, times this, plus the slack. */
+const prefixMargin = 1.2;
+const prefixSlackBytes = 2048;
 /** Recently used contents kept in memory (see `recent`). */
 const recentLimitBytes = 4 * 1024 * 1024;
 
@@ -218,7 +221,7 @@ export class BlobPack {
     const entry = this.index.get(hash);
     if (entry === undefined || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
     if (entry.kind === 'member') {
-      const data = this.bundleData(entry.bundleOffset);
+      const data = this.bundleData(entry.bundleOffset, entry.start + entry.size);
       if (entry.start + entry.size > data.length) throw new Error(`bundle at ${entry.bundleOffset} is shorter than its table says`);
       return Buffer.from(data.subarray(entry.start, entry.start + entry.size));
     }
@@ -234,20 +237,39 @@ export class BlobPack {
     return Buffer.concat([baseContent.subarray(0, prefix), middle, baseContent.subarray(baseContent.length - suffix)]);
   }
 
-  private bundleData(offset: number): Buffer {
-    if (this.lastBundle?.offset === offset) return this.lastBundle.data;
+  /**
+   * The inflated bytes of the bundle at `offset`, at least its first
+   * `needed`. Members are laid out one after another, so a member near the
+   * start needs only the start of the stream: a proportional prefix of the
+   * compressed bytes (with a margin) is read and inflated first, and the
+   * whole bundle only if that fell short. A rewind reading one file from
+   * each of a hundred bundles does half the work on average.
+   */
+  private bundleData(offset: number, needed: number): Buffer {
+    if (this.lastBundle?.offset === offset && this.lastBundle.data.length >= needed) return this.lastBundle.data;
     const header = readAt(this.fd, offset, headerSize);
-    const payload = readAt(this.fd, offset + headerSize, header.readUIntLE(48, 6));
-    const count = payload.readUInt32LE(0);
-    // Inflated into one buffer of the size the table gives (zlib would otherwise gather 16 KiB pieces and copy them together).
+    const payloadLength = header.readUIntLE(48, 6);
+    const count = readAt(this.fd, offset + headerSize, 4).readUInt32LE(0);
+    const tableLength = 4 + count * memberSize;
+    if (tableLength > payloadLength) throw new Error(`bundle at ${offset} is shorter than its table`);
+    const table = readAt(this.fd, offset + headerSize + 4, tableLength - 4);
     let rawLength = 0;
-    for (let position = 0; position < count; position += 1) {
-      const at = 4 + position * memberSize;
-      rawLength = Math.max(rawLength, payload.readUIntLE(at + 32, 6) + payload.readUIntLE(at + 38, 6));
-    }
-    // A damaged table is caught by the hash checks later; it must not make us allocate what it claims.
+    for (let at = 0; at < table.length; at += memberSize) rawLength = Math.max(rawLength, table.readUIntLE(at + 32, 6) + table.readUIntLE(at + 38, 6));
+    // Inflated into one buffer of the size the table gives (zlib would otherwise gather 16 KiB pieces and copy them
+    // together). A damaged table is caught by the hash checks later; it must not make us allocate what it claims.
     const chunkSize = rawLength < maxSingleChunk ? Math.max(zlibConstants.Z_MIN_CHUNK, rawLength + 1) : zlibConstants.Z_DEFAULT_CHUNK;
-    const data = inflateRawSync(payload.subarray(4 + count * memberSize), { chunkSize });
+    const compressedStart = offset + headerSize + tableLength;
+    const compressedLength = payloadLength - tableLength;
+    const prefixLength = Math.ceil((compressedLength * needed * prefixMargin) / Math.max(rawLength, 1)) + prefixSlackBytes;
+    if (prefixLength < compressedLength) {
+      // Z_SYNC_FLUSH: a cut stream gives what it holds instead of an error.
+      const data = inflateRawSync(readAt(this.fd, compressedStart, prefixLength), { chunkSize, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+      if (data.length >= needed) {
+        this.lastBundle = { offset, data };
+        return data;
+      }
+    }
+    const data = inflateRawSync(readAt(this.fd, compressedStart, compressedLength), { chunkSize });
     this.lastBundle = { offset, data };
     return data;
   }

@@ -16,8 +16,8 @@ export type Durability = 'full' | 'none';
 const deflateRaw = promisify(zlib.deflateRaw);
 /**
  * Uncompressed size of a bundle of bulk backups. Reading one member inflates
- * its whole bundle, so bundles stay small; deflate's window is 32 KiB, so
- * larger ones would barely compress better.
+ * its bundle up to that member, so bundles stay small; deflate's window is
+ * 32 KiB, so larger ones would barely compress better.
  */
 const bundleBytes = 128 * 1024;
 
