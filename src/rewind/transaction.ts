@@ -52,6 +52,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
       target.index,
     );
     for (const { tracked, observation } of planned.observations) {
+      if (session.holdsNothingNew(tracked, observation)) continue;
       const entry = await session.noteObservation(tracked, observation, batch);
       if (entry !== undefined) undoFiles.push(entry);
     }

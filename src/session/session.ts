@@ -168,7 +168,19 @@ export class Session {
    * when the path's state differs from its latest version (queuing its bytes
    * for storage if new), or undefined when it is unchanged.
    */
+  /**
+   * True when noting `observation` would change nothing: it is the path's
+   * last-seen observation itself (a rewind's plan settled the path), and that
+   * is its latest version. A rewind over a large scope skips its 20,000 such
+   * paths without an await, or a new object, each.
+   */
+  holdsNothingNew(tracked: TrackedPath, observation: ObservedPath): boolean {
+    const seen = tracked.lastSeen;
+    return seen !== undefined && observation.observed === seen.observed && observation.state === seen.state && sameState(seen.state, this.state.latestVersion(tracked).state);
+  }
+
   async noteObservation(tracked: TrackedPath, observation: ObservedPath, batch: BlobBatch): Promise<CheckpointRecord['files'][number] | undefined> {
+    if (this.holdsNothingNew(tracked, observation)) return undefined;
     const latest = this.state.latestVersion(tracked).state;
     if (sameState(observation.state, latest)) {
       // Read again and found unchanged: remember the newer signature so the next check can skip the read.
