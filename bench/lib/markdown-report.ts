@@ -58,17 +58,18 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
     report: 'rewind',
     text:
       'Rewind of 1,000 files against `git checkout` (issue 9, item 3): rewindable replaces each file atomically, a temporary file renamed over the old one, so a reader or a crash sees the old bytes or the new ones, never a mix (SPEC 5.3). ' +
-      'On ext4 a rename over an existing file starts writeback of the new data (the `auto_da_alloc` replace-via-rename rule) and frees the old inode: 90–300 µs per file on this machine, against about 20 µs for a rename to a fresh name, and 200–300 ms of a 550–650 ms rewind in profiles. ' +
-      '`git checkout` unlinks each file and writes a new one in place, which a crash can leave empty or half-written. ' +
-      'A rewind also reads, hashes and diffs the current bytes of every file (its undo point and the statistics) and logs its plan. Issuing the renames concurrently through the thread pool was slower, not faster (measured). We keep the atomic write and accept the gap.',
+      'On ext4 creating the temporary file and renaming it over the old one cost 150–450 µs each once the old files are on disk (the rename starts writeback of the new data, the `auto_da_alloc` replace-via-rename rule, and frees the old inode); `git checkout` unlinks each file and writes a new one in place, which a crash can leave empty or half-written. ' +
+      'That kernel work runs in parallel, so the writes of a large rewind run on three worker threads (each file still checked just before its write): in side-by-side runs of this scenario alone that took the ratio from 1.25–1.66× to 0.80–1.17× (three runs each), and made the fsynced rewind faster in two runs of three. ' +
+      'The rest is this thread reading, hashing and diffing the current bytes of every file (the undo point and the statistics) and logging the plan; after the earlier scenarios of a full run, with more dirty data on the disk and a busier machine, the ratio is higher.',
   },
   {
     report: 'capture',
     label: 'rewind',
     text:
       'Capture rewind (issue 6): the plan checks every path of the scope with one batch of plain `lstat` calls (split across two worker threads from 2,048 paths on) and settles untouched paths without further work; that took the plan from about 500 to about 250 ms on the generated tree in profiles. ' +
-      'What is left is the changed files: each target is read from its 128 KiB first-scan bundle (the whole bundle is inflated: about 1 ms per file right after the machine was idle, 0.2 ms when warm), backed up, diffed and renamed into place atomically (see the rewind of 1,000 files); git writes them in place. ' +
-      'Bundles of 32 KiB brought the generated rewind to 1.17× in one run, but doubled the first scan and grew the store by 7–10%, so they were not kept; inflating only the part of a bundle that holds the file would need a new pack format.',
+      'What is left is the changed files: each target is read from its 128 KiB first-scan bundle, inflated only up to the member (45% of the bundle on average, 0.2–0.6 ms each, but up to 1.5 ms on a loaded machine: 120 ms of a 480 ms rewind in a profile taken inside the benchmark), backed up, diffed and renamed into place atomically on the worker threads (see the rewind of 1,000 files); git writes them in place. ' +
+      'In a profile script run on its own the same rewind took about as long as git (1.0–1.4×); inside the benchmark, with two large sessions in one process and the machine busier, it takes longer. ' +
+      'Bundles of 32 KiB brought the generated rewind to 1.17× in one run, but doubled the first scan and grew the store by 7–10%, so they were not kept; inflating on the thread pool, ahead of the plan, did not measurably help and was not kept either.',
   },
   {
     report: 'edit',
