@@ -12,8 +12,8 @@ import { temporaryName } from './atomic-write.js';
  * parallel on other threads; one after another they were most of a
  * 1,000-file rewind. So the jobs of a large batch run on a few worker
  * threads, each doing whole files (check, write, rename) with no round trip
- * to the event loop between the steps; small batches, or any batch when
- * workers cannot start, run right here through the same code.
+ * to the event loop between the steps; small batches, files over 256 KiB,
+ * or any batch when workers cannot start, run right here through the same code.
  *
  * Only for directories pinned by handle (`PinnedDirectory.handlePath()`,
  * Linux): every name is reached through the open handle, which any thread
@@ -52,6 +52,12 @@ export type ReplaceResult =
 
 /** Below this many jobs, waking workers costs more than it saves. */
 const minimumForWorkers = 32;
+/**
+ * Larger files are written here: their cost is copying bytes, not the
+ * kernel's work per file, and sending them to a worker would hold them in
+ * memory twice (a rewind of thousands of large files keeps a flat budget).
+ */
+const largestForWorkers = 256 * 1024;
 /** Jobs sent to a worker at once, and the most bytes in one message. */
 const batchJobs = 16;
 const batchBytes = 1024 * 1024;
@@ -169,21 +175,21 @@ const handle = ({ jobs, temporaryNames, stop }) => ({
 
 /**
  * Runs replacements fed one at a time with `add`, on workers when `expected`
- * (the number of jobs the caller will add) is large enough; `finish` waits
+ * (the number of jobs the caller will add) is large enough and the file is
+ * not (workers start with the first job sent to them); `finish` waits
  * for all of them. Results come back in the order the jobs were added. Once
  * a job fails, jobs not yet started are not started (`not-started`).
  */
 export class ReplaceMany {
   private readonly results: Array<ReplaceResult | undefined> = [];
-  private readonly workers: ReadonlyArray<TaskWorker<Batch, ReplaceResult[]>> | undefined;
+  /** Started at the first job that goes to them; `here` when they cannot run. */
+  private workers: ReadonlyArray<TaskWorker<Batch, ReplaceResult[]>> | 'here' | undefined;
   private readonly stop = new Int32Array(new SharedArrayBuffer(4));
   private batch: { jobs: ReplaceJob[]; first: number; bytes: number } | undefined;
   private readonly running = new Set<Promise<void>>();
   private waitingBytes = 0;
 
-  constructor(expected: number) {
-    this.workers = expected >= minimumForWorkers ? pool.get() : undefined;
-  }
+  constructor(private readonly expected: number) {}
 
   /** True once a job has failed: the caller need not add more. */
   get stopped(): boolean {
@@ -193,7 +199,7 @@ export class ReplaceMany {
   async add(job: ReplaceJob): Promise<void> {
     const index = this.results.length;
     this.results.push(undefined);
-    if (this.workers === undefined) {
+    if (this.expected < minimumForWorkers || job.bytes.length > largestForWorkers || (this.workers ??= pool.get() ?? 'here') === 'here') {
       this.results[index] = this.stopped ? { status: 'not-started' } : this.runHere(job);
       return;
     }
@@ -219,7 +225,7 @@ export class ReplaceMany {
     const { jobs, first, bytes } = this.batch!;
     this.batch = undefined;
     while (this.waitingBytes > 0 && this.waitingBytes + bytes > bytesInFlight) await Promise.race(this.running);
-    const workers = this.workers!;
+    const workers = this.workers as ReadonlyArray<TaskWorker<Batch, ReplaceResult[]>>;
     const worker = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
     this.waitingBytes += bytes;
     const done = worker
