@@ -120,7 +120,7 @@ async function prepareChange(context: ApplyContext, change: PlannedChange): Prom
   const directory = pinnedParent(context, change);
   if (typeof directory === 'object' && 'skipped' in directory) return directory;
   const handle = directory.handlePath();
-  if (handle === undefined) return applyChange(context, change);
+  if (handle === undefined) return applyIn(context, change, bytes, directory);
   const lastSeen = change.tracked.lastSeen;
   const expected: ExpectedEntry =
     change.current.kind === 'absent'
@@ -150,6 +150,11 @@ async function applyChange(context: ApplyContext, change: PlannedChange): Promis
   if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
   const directory = pinnedParent(context, change);
   if (typeof directory === 'object' && 'skipped' in directory) return directory;
+  return applyIn(context, change, bytes, directory);
+}
+
+/** Applies `change` here, given its target bytes (none for a deletion or a chmod) and its pinned directory. */
+async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buffer | undefined, directory: PinnedDirectory): Promise<AppliedChange | { skipped: SkippedPath }> {
   const name = path.basename(change.path);
   const check = stillAsPlanned(context, directory, name, change);
   if (check !== true) return refusal(change, check);
