@@ -247,9 +247,9 @@ export class BlobPack {
    */
   private bundleData(offset: number, needed: number): Buffer {
     if (this.lastBundle?.offset === offset && this.lastBundle.data.length >= needed) return this.lastBundle.data;
-    const header = readAt(this.fd, offset, headerSize);
+    const header = readAt(this.fd, offset, headerSize + 4); // and the member count that starts the payload
     const payloadLength = header.readUIntLE(48, 6);
-    const count = readAt(this.fd, offset + headerSize, 4).readUInt32LE(0);
+    const count = header.readUInt32LE(headerSize);
     const tableLength = 4 + count * memberSize;
     if (tableLength > payloadLength) throw new Error(`bundle at ${offset} is shorter than its table`);
     const table = readAt(this.fd, offset + headerSize + 4, tableLength - 4);
