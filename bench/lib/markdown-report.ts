@@ -59,7 +59,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
     text:
       'Rewind of 1,000 files against `git checkout` (issue 9, item 3): rewindable replaces each file atomically, a temporary file renamed over the old one, so a reader or a crash sees the old bytes or the new ones, never a mix (SPEC 5.3). ' +
       'On ext4 creating the temporary file and renaming it over the old one cost 150–450 µs each once the old files are on disk (the rename starts writeback of the new data, the `auto_da_alloc` replace-via-rename rule, and frees the old inode); `git checkout` unlinks each file and writes a new one in place, which a crash can leave empty or half-written. ' +
-      'That kernel work runs in parallel, so the writes of a large rewind run on three worker threads (each file still checked just before its write): in side-by-side runs of this scenario alone that took the ratio from 1.25–1.66× to 0.80–1.17× (three runs each), and made the fsynced rewind faster in two runs of three. ' +
+      'That kernel work runs in parallel, so the writes of a large rewind run on worker threads, two on this machine (as many as the cores, up to three; each file still checked just before its write): in side-by-side runs of this scenario alone that took the ratio from 1.25–1.66× to 0.80–1.17× (three runs each), and made the fsynced rewind faster in two runs of three. ' +
       'The rest is this thread reading, hashing and diffing the current bytes of every file (the undo point and the statistics) and logging the plan; after the earlier scenarios of a full run, with more dirty data on the disk and a busier machine, the ratio is higher.',
   },
   {

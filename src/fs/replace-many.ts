@@ -170,6 +170,7 @@ const handle = ({ jobs, temporaryNames, stop }) => ({
     return result;
   }),
 });`,
+  // As many as the cores, two at least (the kernel work waits as well as computes), three at most.
   Math.min(3, Math.max(2, availableParallelism())),
 );
 
