@@ -152,7 +152,10 @@ type ReplaceOne = (fsModule: typeof fs, cryptoModule: typeof crypto, temporaryNa
 const replaceOne = new Function(`return ${replaceOneSource}`)() as ReplaceOne;
 
 interface Batch {
-  jobs: ReplaceJob[];
+  /** The jobs, each with the span of `bytes` it writes instead of bytes of its own. */
+  jobs: Array<Omit<ReplaceJob, 'bytes'> & { bytes: { start: number; end: number } }>;
+  /** The bytes of every job back to back, moved to the worker (not copied): one buffer per batch. */
+  bytes: Uint8Array;
   temporaryNames: string[][];
   /** Set to 1 by whichever thread sees a job fail: later jobs are not started, in any thread. */
   stop: Int32Array;
@@ -162,10 +165,10 @@ const pool = new WorkerPool<Batch, ReplaceResult[]>(
   `const fs = require('node:fs');
 const crypto = require('node:crypto');
 const replaceOne = ${replaceOneSource};
-const handle = ({ jobs, temporaryNames, stop }) => ({
+const handle = ({ jobs, bytes, temporaryNames, stop }) => ({
   reply: jobs.map((job, index) => {
     if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
-    const result = replaceOne(fs, crypto, temporaryNames[index], job);
+    const result = replaceOne(fs, crypto, temporaryNames[index], { ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) });
     if (result.status === 'failed') Atomics.store(stop, 0, 1);
     return result;
   }),
@@ -229,8 +232,9 @@ export class ReplaceMany {
     const workers = this.workers as ReadonlyArray<TaskWorker<Batch, ReplaceResult[]>>;
     const worker = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
     this.waitingBytes += bytes;
+    const { batch, transfer } = batchOf(jobs, bytes, this.stop);
     const done = worker
-      .run({ jobs, temporaryNames: jobs.map(temporaryNamesFor), stop: this.stop })
+      .run(batch, transfer)
       .then(
         (results) => results.forEach((result, offset) => (this.results[first + offset] = result)),
         // The worker died (it catches every error of a job, so only something like running out of memory does
@@ -247,6 +251,22 @@ export class ReplaceMany {
       });
     this.running.add(done);
   }
+}
+
+/**
+ * A batch as sent to a worker. Cloning each job's bytes would copy the whole
+ * buffer under every one (a member of a bundle is a view into the bundle);
+ * one buffer of exactly their bytes, moved, copies each once.
+ */
+function batchOf(jobs: readonly ReplaceJob[], totalBytes: number, stop: Int32Array): { batch: Batch; transfer: ArrayBuffer[] } {
+  const bytes = new Uint8Array(totalBytes);
+  let at = 0;
+  const spans = jobs.map((job) => {
+    bytes.set(job.bytes, at);
+    at += job.bytes.length;
+    return { ...job, bytes: { start: at - job.bytes.length, end: at } };
+  });
+  return { batch: { jobs: spans, bytes, temporaryNames: jobs.map(temporaryNamesFor), stop }, transfer: [bytes.buffer] };
 }
 
 /** Three names to try in turn, should one be taken by a file a crash left behind. */

@@ -149,6 +149,27 @@ describe.runIf(linux)('ReplaceMany', () => {
     for (const name of moved) expect(fs.readFileSync(path.join(project.outside, 'd3', name), 'utf8')).toBe('old\n');
   });
 
+  it('writes exactly the bytes of each view when the jobs share one larger buffer (as members of a bundle do)', async () => {
+    const project = tempProject();
+    const directory = path.join(project.root, 'd');
+    fs.mkdirSync(directory);
+    const pinned = PinnedDirectory.open(directory) as PinnedDirectory;
+    const whole = Buffer.from(Array.from({ length: 120 }, (_, index) => `line ${index} `.repeat(index % 7)).join('\n'));
+    const copy = Buffer.from(whole);
+    // Views of uneven lengths at uneven offsets, an empty one among them, and two that overlap.
+    const views = Array.from({ length: 120 }, (_, index) => whole.subarray((index * 37) % 900, (index * 37) % 900 + (index % 11 === 0 ? 0 : 13 + index * 5)));
+    const replacements = new ReplaceMany(views.length);
+    for (const [index, bytes] of views.entries()) {
+      await replacements.add({ directoryHandle: pinned.handlePath()!, directoryPath: directory, name: `f${index}.txt`, expected: { kind: 'absent' }, bytes, mode: 0o640, durable: false, maxBytes: 1 << 20 });
+    }
+    const results = await replacements.finish();
+    pinned.close();
+    expect(results.every((result) => result.status === 'written')).toBe(true);
+    for (const [index, bytes] of views.entries()) expect(fs.readFileSync(path.join(directory, `f${index}.txt`)).equals(bytes)).toBe(true);
+    // The caller's buffer is left as it was: the bytes sent were a copy.
+    expect(whole.equals(copy)).toBe(true);
+  });
+
   it('after a failed write starts no further job: each file is then whole, old or new', async () => {
     const project = tempProject();
     const directory = path.join(project.root, 'd');
