@@ -77,6 +77,12 @@ describe('line statistics equal git diff --numstat', () => {
     expect(gitNumstat(binary, Buffer.from('text\n'))).toBe('binary');
     const lateNul = Buffer.concat([Buffer.alloc(9000, 'a'), Buffer.from([0])]);
     expect(isBinary(lateNul)).toBe(false);
+    // The bound, exactly as git draws it: byte 7999 counts, byte 8000 does not.
+    const nulAt = (index: number) => Buffer.concat([Buffer.alloc(index, 'a'), Buffer.from([0]), Buffer.from('\n')]);
+    expect([isBinary(nulAt(7999)), isBinary(nulAt(8000))]).toEqual([true, false]);
+    expect([gitNumstat(nulAt(7999), Buffer.from('a\n')), gitNumstat(nulAt(8000), Buffer.from('a\n'))]).toEqual(['binary', [1, 1]]);
+    // A view is judged by its own bytes, not by the buffer around it.
+    expect(isBinary(binary.subarray(6))).toBe(false);
   });
 
   it('counts every line of a created or deleted file', () => {
