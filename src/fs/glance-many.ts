@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Observation } from '../schemas.js';
 import { WorkerPool } from '../util/worker-pool.js';
 import { stillAsSeen, type StatKey } from './stat-signature.js';
@@ -9,7 +10,9 @@ import { stillAsSeen, type StatKey } from './stat-signature.js';
  * lookups in the kernel, and Node's work around each call) are nearly all
  * the cost. Large batches are split across two worker threads, as git's
  * preloaded index does with threads; small ones, or any batch when workers
- * cannot start, are done right here. Links are never followed (lstat).
+ * cannot start, are done right here. A link in the place of a file is
+ * never followed (lstat); links on the way to it are the caller's to rule
+ * out (`directoriesWithoutLinks`).
  */
 
 /** Below this many paths, starting (or waking) workers costs more than it saves. */
@@ -65,6 +68,35 @@ export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; 
     (index, kind, key, nlink) => (verdicts[index] = stillAsSeen(entries[index]!.observed, kind === 'file', nlink, key)),
   );
   return verdicts;
+}
+
+/**
+ * The directories among `directories` (absolute, canonical) that are
+ * directories right now with no link anywhere on their path. Each directory
+ * on the way is looked at once (lstat), however many share it.
+ */
+export function directoriesWithoutLinks(directories: Iterable<string>): Set<string> {
+  const verdicts = new Map<string, boolean>();
+  const isPlain = (directory: string): boolean => {
+    let verdict = verdicts.get(directory);
+    if (verdict === undefined) {
+      const parent = path.dirname(directory);
+      verdict = (parent === directory || isPlain(parent)) && isDirectoryItself(directory);
+      verdicts.set(directory, verdict);
+    }
+    return verdict;
+  };
+  const plain = new Set<string>();
+  for (const directory of directories) if (isPlain(directory)) plain.add(directory);
+  return plain;
+}
+
+function isDirectoryItself(directory: string): boolean {
+  try {
+    return fs.lstatSync(directory, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false; // unreadable: looked at closely, with the error reported there
+  }
 }
 
 async function lstatInParts(paths: readonly string[]): Promise<Float64Array[]> {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { unchangedSinceSeen } from '../../src/fs/glance-many.js';
+import { directoriesWithoutLinks, unchangedSinceSeen } from '../../src/fs/glance-many.js';
 import { isUnchangedSince, observe } from '../../src/fs/stat-signature.js';
 import { newId, tempProject } from '../helpers/temp-project.js';
 
@@ -87,5 +87,19 @@ describe('unchangedSinceSeen', () => {
     expect(project.read('src/m7/f7.ts').toString()).toBe('export const v7 = 7;\n');
     expect(project.exists('src/m8/new.ts')).toBe(false);
     await manager.close();
+  });
+});
+
+describe('directoriesWithoutLinks', () => {
+  it('keeps only directories that are directories all the way up, with no link on the way', () => {
+    const project = tempProject();
+    for (const directory of ['plain/deeper', 'real/inside', 'kept']) fs.mkdirSync(path.join(project.root, directory), { recursive: true });
+    fs.symlinkSync(path.join(project.root, 'real'), path.join(project.root, 'linked'));
+    project.write('a-file', 'not a directory\n');
+    const candidates = ['plain', 'plain/deeper', 'real/inside', 'linked', 'linked/inside', 'missing', 'missing/below', 'a-file', 'kept'].map((relative) => path.join(project.root, relative));
+
+    const plain = directoriesWithoutLinks([...candidates, ...candidates]);
+
+    expect([...plain].map((directory) => path.relative(project.root, directory)).sort()).toEqual(['kept', 'plain', 'plain/deeper', 'real/inside']);
   });
 });

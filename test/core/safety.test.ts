@@ -6,9 +6,10 @@ import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 
 /** SPEC 5.4: links, hard links, special files and moved parents are refused, counted, never written through. */
 describe('safety refusals', () => {
-  async function trackedSession(files: Record<string, string>) {
+  async function trackedSession(files: Record<string, string>, options: { ageMs?: number } = {}) {
     const project = tempProject();
     for (const [name, content] of Object.entries(files)) project.write(name, content);
+    if (options.ageMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.ageMs));
     fs.writeFileSync(path.join(project.outside, 'canary.txt'), 'canary\n');
     const manager = await project.open();
     const turn = await manager.checkpoint(newId());
@@ -100,6 +101,31 @@ describe('safety refusals', () => {
       expect(real.filesChanged).toEqual([]);
     }
     expect(snapshotTree(setup.project.outside)).toEqual(outsideBefore);
+  });
+
+  it('refuses an untouched file whose grandparent was moved and replaced by a link to where it went', async () => {
+    // Through the link the file is the very same inode, unchanged: only the link on its path tells. It is
+    // written well before it is tracked, so that its signature is trusted (git's racy rule) and a plain lstat
+    // through the link would find nothing changed.
+    const setup = await trackedSession({ 'a/b/c.txt': 'c0\n', 'a/b/d.txt': 'd0\n', 'e.txt': 'e0\n' }, { ageMs: 2100 });
+    setup.project.write('a/b/d.txt', 'd1\n');
+    setup.project.write('e.txt', 'e1\n');
+    await setup.manager.checkpoint(newId());
+    fs.renameSync(setup.project.file('a'), path.join(setup.project.outside, 'a'));
+    fs.symlinkSync(path.join(setup.project.outside, 'a'), setup.project.file('a'));
+    const outsideBefore = snapshotTree(setup.project.outside);
+
+    for (const dryRun of [true, false]) {
+      const result = await setup.manager.rewindFiles(setup.turn, { dryRun });
+      expect(result.filesChanged).toEqual([setup.project.file('e.txt')]);
+      expect(result.skippedLinks).toBe(2);
+      expect(result.skipped?.map((entry) => [path.relative(setup.project.root, entry.path), entry.reason])).toEqual([
+        ['a/b/c.txt', 'parent-changed'],
+        ['a/b/d.txt', 'parent-changed'],
+      ]);
+    }
+    expect(snapshotTree(setup.project.outside)).toEqual(outsideBefore);
+    expect(setup.project.read('e.txt').toString()).toBe('e0\n');
   });
 
   it('never recreates a path that was a link at the target checkpoint', async () => {
