@@ -66,7 +66,7 @@ export interface PlannedChange {
 export interface RewindPlan {
   changes: PlannedChange[];
   skipped: SkippedPath[];
-  /** Every tracked path with its state right now (the pre-rewind checkpoint records these). */
+  /** Every tracked path with its state right now, in the order first tracked (the pre-rewind checkpoint records these). */
   observations: Array<{ tracked: TrackedPath; observation: ObservedPath }>;
 }
 
@@ -87,9 +87,7 @@ export interface PlanContext {
 }
 
 export async function planRewind(context: PlanContext, targetIndex: number): Promise<RewindPlan> {
-  const tracked = [...context.state.paths.values()]
-    .filter((path) => context.only === undefined || context.only.has(path.storedPath))
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const tracked = [...context.state.paths.values()].filter((path) => context.only === undefined || context.only.has(path.storedPath));
   // Which paths are still what was last seen, in one batch: on a large capture scope nearly all are.
   // (A plan with no directory cache, the diff's, wants every file's bytes and looks at each closely.)
   const unchanged = context.directories === undefined ? tracked.map(() => false) : await unchangedSinceLastSeen(tracked);
@@ -101,15 +99,16 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
     if (settled !== undefined) outcomes[index] = settled;
     else unsettled.push(index);
   });
+  // Changes and skips are reported (and applied) in path order; only these need sorting, not the whole scope.
+  unsettled.sort((a, b) => (tracked[a]!.path < tracked[b]!.path ? -1 : tracked[a]!.path > tracked[b]!.path ? 1 : 0));
   const concurrency = planConcurrency(context, unsettled.map((index) => tracked[index]!), targetIndex);
   const planned = await mapConcurrently(unsettled, concurrency, (index) => planPath(context, tracked[index]!, targetIndex, unchanged[index]!));
   unsettled.forEach((index, at) => (outcomes[index] = planned[at]!));
-  const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
-  outcomes.forEach((outcome, index) => {
-    plan.observations.push({ tracked: tracked[index]!, observation: outcome.observation });
+  const plan: RewindPlan = { changes: [], skipped: [], observations: outcomes.map((outcome, index) => ({ tracked: tracked[index]!, observation: outcome.observation })) };
+  for (const outcome of planned) {
     if (outcome.change !== undefined) plan.changes.push(outcome.change);
     if (outcome.skipped !== undefined) plan.skipped.push(outcome.skipped);
-  });
+  }
   return plan;
 }
 
