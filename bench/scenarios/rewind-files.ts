@@ -6,7 +6,7 @@ import type { Row, ScenarioReport } from '../lib/results.js';
 import type { Scenario } from '../lib/scenario.js';
 import { ShadowGit } from '../lib/shadow-git.js';
 import { sourceFile } from '../lib/source-text.js';
-import { measureInProcess, type Timing } from '../lib/timing.js';
+import { measureSideBySide, untyped, type InProcessBenchmark } from '../lib/timing.js';
 import { copyTree, removeTree } from '../lib/workspace.js';
 
 const fileBytes = 10 * 1024;
@@ -34,6 +34,7 @@ export const rewindFiles: Scenario = {
   async run(context) {
     const fileCount = context.quick ? 200 : 1000;
     const samples = context.quick ? 3 : 8;
+    const blocks = context.quick ? 1 : 4;
     const directory = context.workspace.directory('rewind');
     const master = path.join(directory, 'master');
     context.log(`rewind: writing ${fileCount} files of 10 KB`);
@@ -52,7 +53,7 @@ export const rewindFiles: Scenario = {
       }
     };
     try {
-      const timings: Record<string, Timing> = {};
+      const benchmarks = {} as Record<'none' | 'full' | 'git', InProcessBenchmark<unknown>>;
       for (const durability of ['none', 'full'] as const) {
         const root = path.join(directory, `rewindable-${durability}`);
         copyTree(master, root);
@@ -60,8 +61,7 @@ export const rewindFiles: Scenario = {
         managers.push(manager);
         const before = await manager.checkpoint();
         for (const relative of files) await manager.trackEdit(relative);
-        context.log(`rewind: rewindable, durability '${durability}'`);
-        timings[durability] = await measureInProcess({
+        benchmarks[durability] = untyped({
           samples,
           prepare: async () => {
             await rewriteAll(root, manager);
@@ -77,8 +77,7 @@ export const rewindFiles: Scenario = {
       copyTree(master, gitRoot);
       const git = ShadowGit.init(path.join(directory, 'shadow.git'), gitRoot);
       const before = git.checkpoint('before');
-      context.log('rewind: shadow git');
-      timings.git = await measureInProcess({
+      benchmarks.git = untyped({
         samples,
         prepare: async () => {
           await rewriteAll(gitRoot);
@@ -86,17 +85,19 @@ export const rewindFiles: Scenario = {
         },
         run: () => git.run(['checkout', before, '--', '.']),
       });
+      context.log(`rewind: rewindable ('none', 'full') and shadow git side by side, ${samples} samples each in ${blocks} blocks`);
+      const timings = await measureSideBySide(benchmarks, blocks);
       const gitFigure = { name: 'git checkout <rev> -- .', value: timings.git.medianMs, unit: 'ms' as const, samples: timings.git.samples };
       const rows: Row[] = [
         {
           label: `${fileCount.toLocaleString('en-US')} files, no fsync on either side`,
-          rewindable: { name: "rewindFiles(), durability 'none'", value: timings.none!.medianMs, unit: 'ms', samples: timings.none!.samples },
+          rewindable: { name: "rewindFiles(), durability 'none'", value: timings.none.medianMs, unit: 'ms', samples: timings.none.samples },
           baseline: gitFigure,
           target: { kind: 'ratio-at-most', value: 1.0 },
         },
         {
           label: `${fileCount.toLocaleString('en-US')} files, rewindable fsyncs every file`,
-          rewindable: { name: "rewindFiles(), durability 'full'", value: timings.full!.medianMs, unit: 'ms', samples: timings.full!.samples },
+          rewindable: { name: "rewindFiles(), durability 'full'", value: timings.full.medianMs, unit: 'ms', samples: timings.full.samples },
           baseline: gitFigure,
           note: 'git never fsyncs the work tree',
         },
@@ -110,7 +111,8 @@ export const rewindFiles: Scenario = {
             'Before every sample (untimed) every file gets new content, then the next checkpoint is taken (rewindable: `checkpoint()`; git: `add -A` + `commit`), as when the user asks to undo a turn that rewrote them.',
           'Timed: rewindable `rewindFiles(first checkpoint)` — which also backs up the current content of every file as its undo point, writes every file atomically (temporary file + rename) and logs the rewind — ' +
             'against `git checkout <first commit> -- .` in the shadow repository (in-place writes, nothing saved first).',
-          `Git does not fsync work-tree files, so the target compares rewindable with durability 'none'; 'full' (fsync of every restored file and directory) is shown for context. mitata, ${samples} samples after one warm-up.`,
+          `Git does not fsync work-tree files, so the target compares rewindable with durability 'none'; 'full' (fsync of every restored file and directory) is shown for context. ` +
+            `mitata, ${samples} samples of each contender taken side by side in ${blocks} blocks (the first contender rotating), each block after one warm-up, so that a burst of load or of disk writeback falls on all three alike.`,
         ],
         rows,
       };
