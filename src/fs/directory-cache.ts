@@ -1,3 +1,4 @@
+import { LinkFreeDirectories } from './glance-many.js';
 import { PinnedDirectory, type PinFailure } from './pinned-directory.js';
 
 /**
@@ -8,6 +9,8 @@ import { PinnedDirectory, type PinFailure } from './pinned-directory.js';
  */
 export class DirectoryCache {
   private readonly pinned = new Map<string, PinnedDirectory | PinFailure>();
+  /** Directories checked, without pinning them, to have no link on their path (for glances, which write nothing). */
+  readonly linkFree = new LinkFreeDirectories();
 
   open(directory: string): PinnedDirectory | PinFailure {
     let found = this.pinned.get(directory);

@@ -71,23 +71,30 @@ export async function unchangedSinceSeen(entries: ReadonlyArray<{ path: string; 
 }
 
 /**
- * The directories among `directories` (absolute, canonical) that are
- * directories right now with no link anywhere on their path. Each directory
- * on the way is looked at once (lstat), however many share it.
+ * Which directories are directories right now with no link anywhere on
+ * their path (absolute, canonical paths). Each directory on the way is
+ * looked at once (lstat), however many share it, for as long as this
+ * object is kept (one operation: a checkpoint, a rewind).
  */
-export function directoriesWithoutLinks(directories: Iterable<string>): Set<string> {
-  const verdicts = new Map<string, boolean>();
-  const isPlain = (directory: string): boolean => {
-    let verdict = verdicts.get(directory);
+export class LinkFreeDirectories {
+  private readonly verdicts = new Map<string, boolean>();
+
+  has(directory: string): boolean {
+    let verdict = this.verdicts.get(directory);
     if (verdict === undefined) {
       const parent = path.dirname(directory);
-      verdict = (parent === directory || isPlain(parent)) && isDirectoryItself(directory);
-      verdicts.set(directory, verdict);
+      verdict = (parent === directory || this.has(parent)) && isDirectoryItself(directory);
+      this.verdicts.set(directory, verdict);
     }
     return verdict;
-  };
+  }
+}
+
+/** The directories among `directories` that are link-free (`LinkFreeDirectories`). */
+export function directoriesWithoutLinks(directories: Iterable<string>): Set<string> {
+  const linkFree = new LinkFreeDirectories();
   const plain = new Set<string>();
-  for (const directory of directories) if (isPlain(directory)) plain.add(directory);
+  for (const directory of directories) if (linkFree.has(directory)) plain.add(directory);
   return plain;
 }
 

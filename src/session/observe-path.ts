@@ -77,17 +77,17 @@ export function asLastSeen(lastSeen: { state: RegularFileState; observed: Observ
 }
 
 /**
- * The common case of a large operation, cheaply: a plain lstat through the
- * pinned parent says the file is still the one last seen. Anything else, an
- * error included, is looked at closely by the full inspection, which reports
- * it as it always does.
+ * The common case of a large operation, cheaply: a plain lstat says the file
+ * is still the one last seen, and no directory on its path is a link (see
+ * `unchangedSinceLastSeen` for why a glance needs no pinned directory).
+ * Anything else, an error included, is looked at closely by the full
+ * inspection, which reports it as it always does.
  */
 function unchangedAtAGlance(filePath: string, observed: Observation, directories: DirectoryCache): boolean {
-  const entry = pinnedEntry(filePath, directories);
-  if (entry === undefined) return false;
+  if (!directories.linkFree.has(path.dirname(filePath))) return false;
   let stat: fs.Stats | undefined;
   try {
-    stat = fs.lstatSync(entry, { throwIfNoEntry: false });
+    stat = fs.lstatSync(filePath, { throwIfNoEntry: false });
   } catch {
     return false;
   }
@@ -123,12 +123,3 @@ export async function unchangedSinceLastSeen(paths: ReadonlyArray<{ path: string
   return unchanged;
 }
 
-/** `filePath` through its pinned parent, or undefined when the parent cannot be pinned (the full inspection says why). */
-function pinnedEntry(filePath: string, directories: DirectoryCache): string | undefined {
-  try {
-    const parent = directories.open(path.dirname(filePath));
-    return typeof parent === 'object' ? parent.entry(path.basename(filePath)) : undefined;
-  } catch {
-    return undefined;
-  }
-}

@@ -126,6 +126,17 @@ describe('safety refusals', () => {
     }
     expect(snapshotTree(setup.project.outside)).toEqual(outsideBefore);
     expect(setup.project.read('e.txt').toString()).toBe('e0\n');
+
+    // A checkpoint taken meanwhile records the file as behind a link, not as unchanged: once the directory is
+    // back, a rewind to that checkpoint has no backup of it to restore and says so.
+    const swapped = await setup.manager.checkpoint(newId());
+    fs.rmSync(setup.project.file('a'));
+    fs.renameSync(path.join(setup.project.outside, 'a'), setup.project.file('a'));
+    const toSwapped = await setup.manager.rewindFiles(swapped, { dryRun: true });
+    expect(toSwapped.skipped?.map((entry) => [path.relative(setup.project.root, entry.path), entry.reason])).toEqual([
+      ['a/b/c.txt', 'target-not-restorable'],
+      ['a/b/d.txt', 'target-not-restorable'],
+    ]);
   });
 
   it('never recreates a path that was a link at the target checkpoint', async () => {
