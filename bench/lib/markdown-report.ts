@@ -58,24 +58,34 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
     report: 'rewind',
     text:
       'Rewind of 1,000 files against `git checkout` (issue 9, item 3): rewindable replaces each file atomically, a temporary file renamed over the old one, so a reader or a crash sees the old bytes or the new ones, never a mix (SPEC 5.3). ' +
-      'On ext4 creating the temporary file and renaming it over the old one cost 150–450 µs each once the old files are on disk (the rename starts writeback of the new data, the `auto_da_alloc` replace-via-rename rule, and frees the old inode); `git checkout` unlinks each file and writes a new one in place, which a crash can leave empty or half-written. ' +
-      'That kernel work runs in parallel, so the writes of a large rewind run on worker threads, two on this machine (as many as the cores, up to three; each file still checked just before its write): in side-by-side runs of this scenario alone that took the ratio from 1.25–1.66× to 0.80–1.17× (three runs each), and made the fsynced rewind faster in two runs of three. ' +
-      'The rest is this thread reading, hashing and diffing the current bytes of every file (the undo point and the statistics) and logging the plan; after the earlier scenarios of a full run, with more dirty data on the disk and a busier machine, the ratio is higher.',
+      'On ext4 creating the temporary file and renaming it over the old one cost 150–450 µs each once the old files are on disk (the rename starts writeback of the new data, the `auto_da_alloc` replace-via-rename rule, and frees the old inode); `git checkout` unlinks each file and writes a new one in its place (strace: `lstat`, `unlink`, `open` with `O_EXCL`, `write`), which a crash can leave empty or half-written. ' +
+      'That kernel work waits on the journal as much as it computes, so the writes of a large rewind run on four worker threads, each file still checked just before its write; on this 2-core machine four threads finished 10–20% sooner than two. ' +
+      'Before the first write this thread reads, hashes and diffs the current bytes of every file (the undo point and the statistics, about 150 ms for 1,000 files) and logs the whole plan, as the transaction requires, so that work cannot overlap the writes. ' +
+      'Since its samples are taken side by side with git\'s (they used to be taken one contender after the other, which met each with a different state of the disk), this scenario has measured 1.2–2.0×.',
   },
   {
     report: 'capture',
     label: 'rewind',
     text:
-      'Capture rewind (issue 6): the plan checks every path of the scope with one batch of plain `lstat` calls (split across two worker threads from 2,048 paths on) and settles untouched paths without further work; that took the plan from about 500 to about 250 ms on the generated tree in profiles. ' +
-      'What is left is the changed files: each target is read from its 128 KiB first-scan bundle, inflated only up to the member (45% of the bundle on average, 0.2–0.6 ms each, but up to 1.5 ms on a loaded machine: 120 ms of a 480 ms rewind in a profile taken inside the benchmark), backed up, diffed and renamed into place atomically on the worker threads (see the rewind of 1,000 files); git writes them in place. ' +
-      'In a profile script run on its own the same rewind took about as long as git (1.0–1.4×); inside the benchmark, with two large sessions in one process and the machine busier, it takes longer. ' +
-      'Bundles of 32 KiB brought the generated rewind to 1.17× in one run, but doubled the first scan and grew the store by 7–10%, so they were not kept; inflating on the thread pool, ahead of the plan, did not measurably help and was not kept either.',
+      'Capture rewind (issue 6): the plan checks every path of the scope with one batch of plain `lstat` calls (split across two worker threads from 2,048 paths on, after one `lstat` per directory on the way to rule out links) and settles untouched paths without further work. ' +
+      'That batch is near the floor on this machine: 20,000 `lstat` calls take 86–88 ms on one thread even from Python, and two worker threads finish them in 90–150 ms with the rest of the process running. ' +
+      'What is left is the changed files: each target is read from its 128 KiB first-scan bundle, inflated only up to the member (45% of the bundle on average, 0.2–0.6 ms each), backed up, diffed and renamed into place atomically on the worker threads (see the rewind of 1,000 files); git writes them in place. ' +
+      'In profiles, garbage collection (a mark-compact of the heap and its incremental steps) takes another 30–60 ms of most rewinds. ' +
+      'Bundles of 32 KiB would cut the inflation, but in alternating runs they doubled the first scan (9.1–10.4 s against 3.6–6.0 s) and grew the store by 7%, so they were not kept; inflating on the thread pool, ahead of the plan, did not measurably help either.',
   },
   {
     report: 'edit',
     text:
       'Tracked Edit, first edit of a file (issue 9, item 2): tracking adds 0.25–0.37 ms to an Edit that takes 0.50–0.57 ms untracked: hashing the file, one append to the pack kept open, the first-backup record and the tool\'s write record in the log. ' +
-      'No file is created per backup, so the ratio stays within 1.5× with fsync; without it, full runs have measured 1.30–1.74× as the untracked Edit itself speeds up or slows down with the machine\'s load.',
+      'No file is created per backup, so the ratio stays within 1.5× with fsync; without it, full runs have measured 1.30–1.80× as the untracked Edit itself speeds up or slows down with the machine\'s load (0.45–0.76 ms in full runs). ' +
+      'Counted in a script, tracking adds five file-system calls to the Edit\'s twenty: an `lstat` of the written file and three appends (pack, two log lines); the read is shared with the tool and the backup overlaps the writing of the temporary file.',
+  },
+  {
+    report: 'checkpoint',
+    label: '20,000 files',
+    text:
+      'Per-turn checkpoint at 20,000 files (issue 9, item 1): rewindable\'s checkpoint does not grow with the project (it looks only at the 20 tracked files: a plain `lstat` of each, then a read, hash and backup of the 5 changed ones, one pack append and one log append, about 110 file-system calls), so the ratio follows git\'s own time, which moves with the machine\'s load: full runs have measured git at 229–281 ms and rewindable at 4.6–5.1 ms, 44.6–61.0× in all. ' +
+      'The same checkpoint takes about 2 ms in a script on its own.',
   },
   {
     report: 'capture',
