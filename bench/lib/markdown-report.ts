@@ -76,7 +76,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
   {
     report: 'edit',
     text:
-      'Tracked Edit, first edit of a file (issue 9, item 2): tracking adds 0.25–0.37 ms to an Edit that takes 0.50–0.57 ms untracked: hashing the file, one append to the pack kept open, the first-backup record and the tool\'s write record in the log. ' +
+      'Tracked Edit, first edit of a file (issue 9, item 2): tracking adds 0.25–0.41 ms to an Edit that takes 0.45–0.76 ms untracked: hashing the file, one append to the pack kept open, the first-backup record and the tool\'s write record in the log. ' +
       'No file is created per backup, so the ratio stays within 1.5× with fsync; without it, full runs have measured 1.30–1.80× as the untracked Edit itself speeds up or slows down with the machine\'s load (0.45–0.76 ms in full runs). ' +
       'Counted in a script, tracking adds five file-system calls to the Edit\'s twenty: an `lstat` of the written file and three appends (pack, two log lines); the read is shared with the tool and the backup overlaps the writing of the temporary file.',
   },
