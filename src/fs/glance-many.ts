@@ -12,7 +12,7 @@ import { stillAsSeen, type StatKey } from './stat-signature.js';
  * preloaded index does with threads; small ones, or any batch when workers
  * cannot start, are done right here. A link in the place of a file is
  * never followed (lstat); links on the way to it are the caller's to rule
- * out (`directoriesWithoutLinks`).
+ * out (`LinkFreeDirectories`).
  */
 
 /** Below this many paths, starting (or waking) workers costs more than it saves. */
@@ -88,14 +88,6 @@ export class LinkFreeDirectories {
     }
     return verdict;
   }
-}
-
-/** The directories among `directories` that are link-free (`LinkFreeDirectories`). */
-export function directoriesWithoutLinks(directories: Iterable<string>): Set<string> {
-  const linkFree = new LinkFreeDirectories();
-  const plain = new Set<string>();
-  for (const directory of directories) if (linkFree.has(directory)) plain.add(directory);
-  return plain;
 }
 
 function isDirectoryItself(directory: string): boolean {

@@ -90,7 +90,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   const tracked = [...context.state.paths.values()].filter((path) => context.only === undefined || context.only.has(path.storedPath));
   // Which paths are still what was last seen, in one batch: on a large capture scope nearly all are.
   // (A plan with no directory cache, the diff's, wants every file's bytes and looks at each closely.)
-  const unchanged = context.directories === undefined ? tracked.map(() => false) : await unchangedSinceLastSeen(tracked);
+  const unchanged = context.directories === undefined ? tracked.map(() => false) : await unchangedSinceLastSeen(tracked, context.directories);
   // Most paths of a large scope are unchanged and already at their target: settled here, with nothing to read or write.
   const outcomes = new Array<PathOutcome>(tracked.length);
   const unsettled: number[] = [];

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileIoError } from '../errors.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { inspectPath } from '../fs/inspect-path.js';
-import { directoriesWithoutLinks, unchangedSinceSeen } from '../fs/glance-many.js';
+import { unchangedSinceSeen } from '../fs/glance-many.js';
 import { isUnchangedSince, observe, stillAsSeen } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
 import { sha256 } from '../store/session-log.js';
@@ -102,20 +102,22 @@ function unchangedAtAGlance(filePath: string, observed: Observation, directories
  * Paths are looked up as they are, not through pinned directories: a
  * glance only ever answers "nothing to do here", and a directory pinned
  * for it could move right after its check as well. What a pin adds is
- * checked here once per directory instead: no link anywhere on the
- * directory's path (`directoriesWithoutLinks`), so a directory swapped for
- * a link to where it went is never taken for unchanged. A large capture
- * scope has hundreds of directories, and pinning each (an open, an fstat, a
- * readlink) cost more than glancing at the files in it; the paths that are
- * not plainly unchanged are pinned as they are observed.
+ * checked once per directory instead: no link anywhere on the directory's
+ * path (`directories.linkFree`), so a directory swapped for a link to where
+ * it went is never taken for unchanged. A large capture scope has hundreds
+ * of directories, and pinning each (an open, an fstat, a readlink) cost
+ * more than glancing at the files in it; the paths that are not plainly
+ * unchanged are pinned as they are observed.
  */
-export async function unchangedSinceLastSeen(paths: ReadonlyArray<{ path: string; lastSeen?: { observed: Observation } | undefined }>): Promise<boolean[]> {
+export async function unchangedSinceLastSeen(
+  paths: ReadonlyArray<{ path: string; lastSeen?: { observed: Observation } | undefined }>,
+  directories: DirectoryCache,
+): Promise<boolean[]> {
   const unchanged = new Array<boolean>(paths.length).fill(false);
-  const plain = directoriesWithoutLinks(paths.flatMap(({ path: filePath, lastSeen }) => (lastSeen === undefined ? [] : [path.dirname(filePath)])));
   const indexes: number[] = [];
   const entries: Array<{ path: string; observed: Observation }> = [];
   paths.forEach(({ path: filePath, lastSeen }, index) => {
-    if (lastSeen === undefined || !plain.has(path.dirname(filePath))) return;
+    if (lastSeen === undefined || !directories.linkFree.has(path.dirname(filePath))) return;
     indexes.push(index);
     entries.push({ path: filePath, observed: lastSeen.observed });
   });
