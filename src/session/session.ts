@@ -164,11 +164,6 @@ export class Session {
   }
 
   /**
-   * Adds `observation` to a checkpoint being built: returns the record entry
-   * when the path's state differs from its latest version (queuing its bytes
-   * for storage if new), or undefined when it is unchanged.
-   */
-  /**
    * True when noting `observation` would change nothing: it is the path's
    * last-seen observation itself (a rewind's plan settled the path), and that
    * is its latest version. A rewind over a large scope skips its 20,000 such
@@ -179,6 +174,11 @@ export class Session {
     return seen !== undefined && observation.observed === seen.observed && observation.state === seen.state && sameState(seen.state, this.state.latestVersion(tracked).state);
   }
 
+  /**
+   * Adds `observation` to a checkpoint being built: returns the record entry
+   * when the path's state differs from its latest version (queuing its bytes
+   * for storage if new), or undefined when it is unchanged.
+   */
   async noteObservation(tracked: TrackedPath, observation: ObservedPath, batch: BlobBatch): Promise<CheckpointRecord['files'][number] | undefined> {
     if (this.holdsNothingNew(tracked, observation)) return undefined;
     const latest = this.state.latestVersion(tracked).state;
