@@ -18,6 +18,7 @@ import type { RecordMessageInput } from './conversation/record-message.js';
 import type { RewindOptions, RewindResult, RewindScope } from './conversation/rewind-result.js';
 import type { TranscriptMessage } from './conversation/transcript.js';
 import { RewindableError, RewindableErrorCode } from './errors.js';
+import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './paths.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
@@ -91,6 +92,7 @@ export class CheckpointManager {
    */
   constructor(options: CheckpointManagerOptions) {
     this.options = resolveOptions(options);
+    for (const root of [this.options.root, ...this.options.extraRoots]) noteFilesystemOf(root);
     this.sessionId = this.options.resume ?? this.options.sessionId ?? uuidv4();
     this.storage = this.options.enabled
       ? (this.options.storage ?? filesystemStorage({ directory: this.options.storeDir, durability: this.options.durability }))

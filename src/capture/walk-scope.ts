@@ -4,7 +4,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { glanceMany } from '../fs/glance-many.js';
-import { racyWindowNs, statSignature, wallClockNs, type StatKey } from '../fs/stat-signature.js';
+import { modifiedNear, statSignature, wallClockNs, type StatKey } from '../fs/stat-signature.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { GitignoreRules } from './gitignore-rules.js';
 
@@ -101,13 +101,12 @@ export async function walkScope(
     for (const entry of found) if (!entry.dirent.isDirectory()) candidates.push(entry.path);
     if (directories !== undefined) recordDirectories(root, found, directories);
   } else {
-    const racySince = previous.startedAtNs - racyWindowNs;
     const visit = (directory: string) => {
       const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
       if (stat === undefined || !stat.isDirectory()) return; // gone (or replaced): what it held is not listed
       const before = previous.directories!.get(directory);
       const listing =
-        before !== undefined && sameStat(before.stat, stat) && stat.mtimeNs < racySince && stat.ctimeNs < racySince ? before : listOneLevel(directory, stat, list);
+        before !== undefined && sameStat(before.stat, stat) && !modifiedNear(stat, previous.startedAtNs) ? before : listOneLevel(directory, stat, list);
       directories.set(directory, listing);
       candidates.push(...listing.entries);
       for (const subdirectory of listing.subdirectories) visit(subdirectory);
@@ -212,11 +211,11 @@ function sameStat(a: fs.BigIntStats, b: fs.BigIntStats): boolean {
  * never matches: its signature cannot yet vouch for its content.
  */
 function fingerprintOf(root: string, ruleFiles: readonly string[]): string {
-  const racySince = wallClockNs() - racyWindowNs;
+  const now = wallClockNs();
   const parts: string[] = [];
   for (const relative of [path.join('.git', 'info', 'exclude'), ...ruleFiles]) {
     const stat = fs.lstatSync(path.join(root, relative), { bigint: true, throwIfNoEntry: false });
-    if (stat !== undefined && (stat.mtimeNs >= racySince || stat.ctimeNs >= racySince)) return `changing:${randomUUID()}`;
+    if (stat !== undefined && modifiedNear(stat, now)) return `changing:${randomUUID()}`;
     parts.push(`${relative}=${stat === undefined ? '-' : statSignature(stat)}`);
   }
   return parts.join('\n');

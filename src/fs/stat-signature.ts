@@ -1,14 +1,64 @@
-import type fs from 'node:fs';
+import fs from 'node:fs';
 import type { Observation } from '../schemas.js';
 
 /**
  * Change detection by stat signature, with git's "racy" rule. A file whose
  * signature still matches is unchanged, unless it was modified so close to
- * the moment it was read that a later write could share its timestamp: those
- * are read again. The window is wide enough for the coarsest local
- * filesystem clock (FAT's 2 seconds).
+ * the moment it was read that a later write could share its timestamps:
+ * those are read again. How close is the timestamp granularity (SPEC 4):
+ *
+ * - On a local Linux filesystem that keeps sub-millisecond timestamps (ext4,
+ *   XFS, btrfs, tmpfs and the like), a write is stamped with the kernel's
+ *   clock as of its last tick, at most 10 ms behind: 50 ms covers that
+ *   with room to spare. That the file's own timestamps have a sub-millisecond
+ *   part proves the filesystem keeps them (an ext4 with small inodes keeps
+ *   whole seconds, exFAT 10 ms steps).
+ * - Anywhere else, 2 seconds: FAT's granularity, and room for the clock of a
+ *   network filesystem's server to be a little off ours.
  */
-export const racyWindowNs = 2_000_000_000n;
+const fineWindowNs = 50_000_000n;
+export const coarseWindowNs = 2_000_000_000n;
+
+/** Devices (as their signatures spell them) of local filesystems whose timestamps can be fine. */
+const fineDevices = new Set<string>();
+
+/** `statfs` types of Linux filesystems kept on local storage whose timestamps have nanosecond fields. */
+const localFilesystemTypes: ReadonlySet<number> = new Set([
+  0xef53, // ext2, ext3, ext4
+  0x58465342, // XFS
+  0x9123683e, // btrfs
+  0x01021994, // tmpfs
+  0xf2f52010, // F2FS
+  0x2fc12fc1, // ZFS
+  0xca451a4e, // bcachefs
+  0x794c7630, // overlayfs (a container's root; its timestamps are its upper layer's)
+]);
+
+/**
+ * Notes the filesystem `directory` is on (a project root), so that files on
+ * it may use the fine racy window. Files on any filesystem not noted (another
+ * mount inside the project, say) keep the coarse one.
+ */
+export function noteFilesystemOf(directory: string): void {
+  if (process.platform !== 'linux') return;
+  try {
+    if (localFilesystemTypes.has(fs.statfsSync(directory).type)) fineDevices.add(String(fs.statSync(directory, { bigint: true }).dev));
+  } catch {
+    // Unknown: its files keep the coarse window.
+  }
+}
+
+/** The racy window for a file with these timestamps on device `dev`. */
+export function racyWindowNs(dev: bigint | number | string, mtimeNs: bigint, ctimeNs: bigint): bigint {
+  const subMillisecond = mtimeNs % 1_000_000n !== 0n || ctimeNs % 1_000_000n !== 0n;
+  return subMillisecond && fineDevices.has(String(dev)) ? fineWindowNs : coarseWindowNs;
+}
+
+/** True when the entry was modified (content or metadata) too close to `atNs` for its signature then to prove anything. */
+export function modifiedNear(stat: { dev: bigint; mtimeNs: bigint; ctimeNs: bigint }, atNs: bigint): boolean {
+  const modifiedAt = stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs;
+  return modifiedAt >= atNs - racyWindowNs(stat.dev, stat.mtimeNs, stat.ctimeNs);
+}
 
 export function statSignature(stat: fs.BigIntStats): string {
   return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}`;
@@ -25,8 +75,7 @@ export function observe(stat: fs.BigIntStats, atNs: bigint): Observation {
 /** True when `stat` proves the file is byte-for-byte what it was when `observation` was taken. */
 export function isUnchangedSince(observation: Observation | undefined, stat: fs.BigIntStats): boolean {
   if (observation === undefined || observation.sig !== statSignature(stat)) return false;
-  const modifiedAt = stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs;
-  return modifiedAt < BigInt(observation.atNs) - racyWindowNs;
+  return !modifiedNear(stat, BigInt(observation.atNs));
 }
 
 /**
@@ -66,8 +115,8 @@ const trustedKeys = new WeakMap<Observation, StatKey | undefined>();
  * `isUnchangedSince` for a plain lstat. Millisecond doubles are a fraction
  * of a microsecond apart at today's dates, so on their own they could miss a
  * change; with the racy rule they cannot: a signature is trusted only when
- * the file had not changed for two seconds before it was taken, and any later
- * change moves its ctime past that moment. A false answer only means "look
+ * the file had not changed for the racy window (50 ms at least) before it was
+ * taken, and any later change moves its ctime past that moment. A false answer only means "look
  * closer" (read it, or lstat it with nanoseconds).
  */
 export function isUnchangedSinceByKey(observation: Observation | undefined, stat: StatKey): boolean {
@@ -104,8 +153,7 @@ function parseTrustedKey(observation: Observation): StatKey | undefined {
   if (fields.length !== 6) return undefined;
   try {
     const [dev, ino, size, mode, mtimeNs, ctimeNs] = fields.map((field) => BigInt(field)) as [bigint, bigint, bigint, bigint, bigint, bigint];
-    const modifiedAt = mtimeNs > ctimeNs ? mtimeNs : ctimeNs;
-    if (modifiedAt >= BigInt(observation.atNs) - racyWindowNs) return undefined;
+    if (modifiedNear({ dev, mtimeNs, ctimeNs }, BigInt(observation.atNs))) return undefined;
     return { dev: Number(dev), ino: Number(ino), size: Number(size), mode: Number(mode), mtimeMs: msFromNs(mtimeNs), ctimeMs: msFromNs(ctimeNs) };
   } catch {
     return undefined; // not a signature this version wrote: never trusted

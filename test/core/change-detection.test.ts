@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { isUnchangedSince, isUnchangedSinceByKey, msFromNs, observe, statKeyOf, statSignature } from '../../src/fs/stat-signature.js';
+import { isUnchangedSince, isUnchangedSinceByKey, msFromNs, noteFilesystemOf, observe, statKeyOf, statSignature } from '../../src/fs/stat-signature.js';
 import { newId, tempProject } from '../helpers/temp-project.js';
 
 function fakeStat(mtimeNs: bigint, size = 5n): fs.BigIntStats {
@@ -37,6 +37,34 @@ describe('change detection at checkpoints', () => {
     expect(isUnchangedSince(observe(old, readAt), fakeStat(readAt - 10_000_000_000n, 6n))).toBe(false);
     expect(isUnchangedSince(undefined, old)).toBe(false);
     expect(statSignature(old)).not.toBe(statSignature(fakeStat(readAt - 9_999_999_999n)));
+  });
+
+  it('narrows the racy window to 50 ms only for sub-millisecond timestamps on a noted local filesystem', () => {
+    const project = tempProject();
+    noteFilesystemOf(project.root);
+    noteFilesystemOf('/proc'); // procfs: never a filesystem whose timestamps are trusted early
+    // The filesystems the temporary directory is likely on (ext4, tmpfs, XFS, btrfs) keep nanoseconds.
+    const local = process.platform === 'linux' && [0xef53, 0x01021994, 0x58465342, 0x9123683e].includes(fs.statfsSync(project.root).type);
+    const readAt = 1_800_000_000_123_456_789n;
+    const at = (dev: bigint, modifiedNsBefore: bigint) => {
+      const stat = { ...fakeStat(readAt - modifiedNsBefore), dev } as fs.BigIntStats;
+      return isUnchangedSince(observe(stat, readAt), stat);
+    };
+    const projectDevice = fs.statSync(project.root, { bigint: true }).dev;
+    const procDevice = fs.statSync('/proc', { bigint: true }).dev;
+    // Sub-millisecond timestamps (readAt and so the fake mtimes end in ...456789 ns) on the project's filesystem.
+    expect(at(projectDevice, 60_000_000n)).toBe(local);
+    expect(at(projectDevice, 40_000_000n)).toBe(false);
+    expect(at(projectDevice, 2_100_000_000n)).toBe(true);
+    // Whole milliseconds: the filesystem may keep coarse timestamps (exFAT's 10 ms, whole seconds), so 2 s.
+    const wholeMillisecond = { ...fakeStat(readAt - 456_789n - 60_000_000n), dev: projectDevice } as fs.BigIntStats;
+    expect(isUnchangedSince(observe(wholeMillisecond, readAt), wholeMillisecond)).toBe(false);
+    // A filesystem not noted (another mount, a network filesystem) or not local keeps 2 s as well.
+    for (const dev of [procDevice, 987_654_321n]) {
+      expect(at(dev, 60_000_000n)).toBe(false);
+      expect(at(dev, 1_900_000_000n)).toBe(false);
+      expect(at(dev, 2_100_000_000n)).toBe(true);
+    }
   });
 
   it('compares a plain lstat with a signature exactly as the nanosecond comparison does, on real files of this Node version', () => {
