@@ -10,7 +10,7 @@ import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/
 import type { Observation, RewindAction } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
-import type { PlannedChange, SkippedPath, TargetState } from './plan.js';
+import { measureChange, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -106,7 +106,18 @@ export function inverseOf(change: PlannedChange): PlannedChange | undefined {
   if (change.current.kind === 'symlink') return undefined;
   const inverse: Record<RewindAction, RewindAction> = { restore: 'restore', chmod: 'chmod', recreate: 'delete', delete: 'recreate' };
   // The target's bytes are read from the store again: the ones the plan kept belong to the forward change.
-  return { ...change, action: inverse[change.action], target: change.current, current: change.target, targetBytes: undefined };
+  // Its statistics are those of the change, reversed; its bytes are read from the store again.
+  return {
+    ...change,
+    action: inverse[change.action],
+    target: change.current,
+    current: change.target,
+    insertions: change.deletions,
+    deletions: change.insertions,
+    measured: true,
+    currentBytes: undefined,
+    targetBytes: undefined,
+  };
 }
 
 /**
@@ -117,7 +128,7 @@ async function prepareChange(context: ApplyContext, change: PlannedChange): Prom
   if (change.target.kind !== 'file' || change.action === 'chmod' || change.current.kind === 'symlink') return applyChange(context, change);
   const bytes = await targetBytesOf(context, change);
   if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
-  const directory = pinnedParent(context, change);
+  const directory = pinnedParent(context, change, 'unless-job-checks');
   if (typeof directory === 'object' && 'skipped' in directory) return directory;
   const handle = directory.handlePath();
   if (handle === undefined) return applyIn(context, change, bytes, directory);
@@ -171,15 +182,30 @@ async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buff
   return { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) };
 }
 
-/** The bytes to write (undefined when nothing is written), or why the path is left alone. */
+/**
+ * The bytes to write (undefined when nothing is written), or why the path is
+ * left alone. A change the plan left unmeasured is measured first; either way
+ * the change lets go of the bytes, which a large rewind cannot hold for all.
+ */
 async function targetBytesOf(context: ApplyContext, change: PlannedChange): Promise<Buffer | undefined | { skipped: SkippedPath }> {
-  if (change.target.kind !== 'file' || change.action === 'chmod' || change.targetBytes !== undefined) return change.targetBytes;
+  if (!change.measured) {
+    const skipped = await measureChange(context.readBlob, change, change.currentBytes, true);
+    if (skipped !== undefined) return { skipped };
+  }
+  const kept = change.targetBytes;
+  change.targetBytes = undefined;
+  if (change.target.kind !== 'file' || change.action === 'chmod' || kept !== undefined) return kept;
   const read = await context.readBlob(change.target.sha256);
   return read.ok ? read.bytes : skip(change, 'backup-unreadable', read.reason);
 }
 
-/** The change's directory, pinned (created first for a file to recreate), or why the path is left alone. */
-function pinnedParent(context: ApplyContext, change: PlannedChange): PinnedDirectory | { skipped: SkippedPath } {
+/**
+ * The change's directory, pinned (created first for a file to recreate), or
+ * why the path is left alone. It is checked to be still at its path, except
+ * (`unless-job-checks`) when it has a handle path: then the write goes to a
+ * `ReplaceMany` job, which checks that itself right before writing.
+ */
+function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'always' | 'unless-job-checks' = 'always'): PinnedDirectory | { skipped: SkippedPath } {
   const parent = path.dirname(change.path);
   let directory = context.directories.open(parent);
   if (directory === 'missing' && change.action === 'recreate') {
@@ -189,10 +215,9 @@ function pinnedParent(context: ApplyContext, change: PlannedChange): PinnedDirec
     if (typeof created === 'object') created.close();
     directory = context.directories.open(parent);
   }
-  if (typeof directory === 'string' || !directory.isStillAtPath()) {
-    return refusal(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
-  }
-  return directory;
+  if (typeof directory === 'string') return refusal(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
+  const jobChecks = check === 'unless-job-checks' && directory.handlePath() !== undefined;
+  return jobChecks || directory.isStillAtPath() ? directory : refusal(change, 'parent-changed');
 }
 
 function skip(change: PlannedChange, reason: SkippedPath['reason'], detail: string): { skipped: SkippedPath } {

@@ -59,7 +59,15 @@ export interface PlannedChange {
   statsSkipped: boolean;
   /** Changed by someone other than the tracked tools since they last wrote it. */
   conflict: boolean;
-  /** The target's bytes, kept from planning (already hash-checked) so applying need not read them again. */
+  /**
+   * Whether the target's backup was found readable and the statistics
+   * counted; a real rewind leaves both to `measureChange` when it applies
+   * the change (see `PlanContext.measureWhenApplied`).
+   */
+  measured: boolean;
+  /** The current bytes the plan read, kept for `measureChange`. */
+  currentBytes?: Buffer | undefined;
+  /** The target's bytes as `measureChange` read them (hash-checked), for the write that follows. */
   targetBytes?: Buffer | undefined;
 }
 
@@ -74,8 +82,14 @@ export interface PlanContext {
   state: SessionState;
   /** Pinned directories shared by the files of this rewind. */
   directories?: DirectoryCache;
-  /** Bytes of targets the plan may keep for applying (real runs); the rest are read again when applied. */
-  keepTargetBytes?: { remaining: number };
+  /**
+   * Real runs: read each target's backup and count the statistics only when
+   * the change is applied (`measureChange`), so that the plan is logged and
+   * the first writes start sooner, while later changes are measured. The
+   * current bytes this needs are kept from planning while `keepBytes` lasts;
+   * past it, changes are measured during planning, as in a dry run.
+   */
+  measureWhenApplied?: { keepBytes: number };
   readBlob(hash: string): Promise<BlobRead>;
   maxFileBytes: number;
   /** Leave files with conflicts alone instead of overwriting them. */
@@ -165,34 +179,48 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
   if (action === undefined) return { observation };
   const current = observation.state as CurrentState;
 
-  let targetBytes: Buffer | undefined;
-  if (target.kind === 'file') {
-    const read = await context.readBlob(target.sha256);
-    if (!read.ok) return skip('backup-unreadable', read.reason);
-    targetBytes = read.bytes;
-  }
   const conflict = tracked.lastWrite !== undefined && !sameState(observation.state, tracked.lastWrite.state);
   if (conflict && context.skipConflicts) return skip('conflict', 'it changed since the tracked tools last wrote it, and conflicts are skipped');
-  const stats = action === 'chmod' ? undefined : lineStats(content, targetBytes);
-  const budget = context.keepTargetBytes;
-  const keep = targetBytes !== undefined && action !== 'chmod' && budget !== undefined && budget.remaining >= targetBytes.length;
-  if (keep) budget.remaining -= targetBytes!.length;
-  return {
-    observation,
-    change: {
-      path: tracked.path,
-      tracked,
-      action,
-      target,
-      current,
-      insertions: stats?.insertions ?? 0,
-      deletions: stats?.deletions ?? 0,
-      binary: stats?.binary ?? false,
-      statsSkipped: stats?.skipped ?? false,
-      conflict,
-      ...(keep ? { targetBytes } : {}),
-    },
-  };
+  const change: PlannedChange = { path: tracked.path, tracked, action, target, current, insertions: 0, deletions: 0, binary: false, statsSkipped: false, conflict, measured: false };
+  const later = context.measureWhenApplied;
+  if (later !== undefined && (content?.length ?? 0) <= later.keepBytes) {
+    later.keepBytes -= content?.length ?? 0;
+    change.currentBytes = content;
+    return { observation, change };
+  }
+  const skipped = await measureChange(context.readBlob, change, content);
+  return skipped !== undefined ? { observation, skipped } : { observation, change };
+}
+
+/**
+ * Reads the target's backup of a planned change (a missing or damaged one
+ * leaves the path alone: `backup-unreadable`) and counts its exact line
+ * statistics against the current bytes (`current`, or those the plan kept).
+ * The target's bytes stay on the change for its write when `keepTarget`.
+ */
+export async function measureChange(
+  readBlob: PlanContext['readBlob'],
+  change: PlannedChange,
+  current: Buffer | undefined = change.currentBytes,
+  keepTarget = false,
+): Promise<SkippedPath | undefined> {
+  change.currentBytes = undefined;
+  let targetBytes: Buffer | undefined;
+  if (change.target.kind === 'file') {
+    const read = await readBlob(change.target.sha256);
+    if (!read.ok) return { path: change.path, reason: 'backup-unreadable', message: `${change.path} was left alone: ${read.reason}.` };
+    targetBytes = read.bytes;
+  }
+  if (change.action !== 'chmod') {
+    const stats = lineStats(current, targetBytes);
+    change.insertions = stats.insertions;
+    change.deletions = stats.deletions;
+    change.binary = stats.binary;
+    change.statsSkipped = stats.skipped;
+    if (keepTarget) change.targetBytes = targetBytes;
+  }
+  change.measured = true;
+  return undefined;
 }
 
 /** What turns `current` into `target`, or undefined when nothing needs doing (or nothing may be done). */

@@ -61,7 +61,8 @@ export function summarize(changes: readonly PlannedChange[], skipped: readonly S
     deletions: files.reduce((sum, file) => sum + file.deletions, 0),
     skippedLinks: skipped.filter((entry) => safetyRefusals.has(entry.reason)).length,
     files,
-    skipped: [...skipped],
+    // In path order, as the dry run lists them: a real run finds some only as it applies the changes.
+    skipped: [...skipped].sort(byPath),
     conflicts: [
       ...files.filter((file) => file.conflict).map((file) => file.path),
       ...skipped.filter((entry) => entry.reason === 'conflict').map((entry) => entry.path),

@@ -10,8 +10,8 @@ import { summarize, type RewindFilesResult } from './result.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
 const rewindBatchBytes = 4 * 1024 * 1024;
-/** Target bytes the plan keeps for applying, so small rewinds read each backup once. */
-const keptTargetBytes = 16 * 1024 * 1024;
+/** Current bytes the plan keeps for measuring changes as they are applied; past this, they are measured while planning. */
+const keptCurrentBytes = 16 * 1024 * 1024;
 
 /**
  * A real rewind is a transaction:
@@ -19,7 +19,9 @@ const keptTargetBytes = 16 * 1024 * 1024;
  * 1. plan it, backing up the current bytes of every file as they are read;
  * 2. store, durably and in one append, a pre-rewind checkpoint (the undo
  *    point) and a `rewind-begin` record naming every planned change;
- * 3. apply the changes (restores first, deletions last);
+ * 3. apply the changes (restores first, deletions last), reading each
+ *    target's backup and counting its statistics just before its write, so
+ *    that the writes of the first changes overlap this work for later ones;
  * 4. append `rewind-end`.
  *
  * If a change fails, the ones already made are rolled back to the
@@ -46,7 +48,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
     const planned = await planRewind(
       {
         ...planContext(session, skipConflicts, directories),
-        keepTargetBytes: { remaining: keptTargetBytes },
+        measureWhenApplied: { keepBytes: keptCurrentBytes },
         onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
       },
       target.index,

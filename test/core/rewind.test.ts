@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 
@@ -153,6 +154,69 @@ describe('rewindFiles() restores the state before a user message', () => {
     expect(real.files).toEqual(preview.files);
     expect([real.insertions, real.deletions, real.skippedLinks]).toEqual([preview.insertions, preview.deletions, preview.skippedLinks]);
     expect(typeof real.undoCheckpointId).toBe('string');
+  });
+
+  it('a real rewind, which reads backups as it writes, reports exactly what its dry run previewed', async () => {
+    const project = tempProject();
+    for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) project.write(name, `${name} one\n${name} two\n`);
+    fs.writeFileSync(path.join(project.outside, 'elsewhere.txt'), 'outside\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt']) await manager.trackEdit(name);
+    project.write('a.txt', 'a.txt one\nchanged\nadded\n');
+    project.write('b.txt', 'b.txt changed\n');
+    fs.rmSync(project.file('c.txt'));
+    fs.symlinkSync(path.join(project.outside, 'elsewhere.txt'), project.file('c.txt'));
+    fs.rmSync(project.file('d.txt'));
+    project.write('e.txt', 'new\n');
+    // b.txt's backup is damaged in the pack: found when the rewind reads it.
+    const packs = path.join(project.store, 'blobs', 'packs');
+    for (const pack of fs.readdirSync(packs)) {
+      const bytes = fs.readFileSync(path.join(packs, pack));
+      const at = bytes.indexOf('b.txt one');
+      if (at < 0) continue;
+      bytes[at] = 'B'.charCodeAt(0);
+      fs.writeFileSync(path.join(packs, pack), bytes);
+    }
+
+    const preview = await manager.rewindFiles(turn, { dryRun: true });
+    const real = await manager.rewindFiles(turn);
+
+    expect(preview.files).toEqual([
+      expect.objectContaining({ path: project.file('a.txt'), action: 'restore', insertions: 1, deletions: 2 }),
+      expect.objectContaining({ path: project.file('d.txt'), action: 'recreate', insertions: 2, deletions: 0 }),
+      expect.objectContaining({ path: project.file('e.txt'), action: 'delete', insertions: 0, deletions: 1 }),
+    ]);
+    expect(preview.skipped?.map((entry) => [path.basename(entry.path), entry.reason])).toEqual([
+      ['b.txt', 'backup-unreadable'],
+      ['c.txt', 'symlink'],
+    ]);
+    for (const key of ['filesChanged', 'files', 'insertions', 'deletions', 'skippedLinks', 'skipped', 'conflicts'] as const) expect(real[key], key).toEqual(preview[key]);
+    expect(project.read('a.txt').toString()).toBe('a.txt one\na.txt two\n');
+    expect(project.read('b.txt').toString()).toBe('b.txt changed\n');
+    expect(fs.readlinkSync(project.file('c.txt'))).toBe(path.join(project.outside, 'elsewhere.txt'));
+    expect(project.read('d.txt').toString()).toBe('d.txt one\nd.txt two\n');
+    expect(fs.existsSync(project.file('e.txt'))).toBe(false);
+  });
+
+  it('counts exact statistics for a rewind larger than the bytes it keeps between planning and writing', async () => {
+    const project = tempProject();
+    const lines = (name: string, changed: number[]) =>
+      Array.from({ length: 1000 }, (_, line) => `${name} line ${line} ${changed.includes(line) ? 'changed' : 'x'.repeat(6000)}\n`).join('');
+    const names = ['a.txt', 'b.txt', 'c.txt', 'd.txt'];
+    for (const name of names) project.write(name, lines(name, []));
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const name of names) await manager.trackEdit(name);
+    // Four files of about 6 MB: past the first 16 MB, changes are measured while planning instead.
+    names.forEach((name, index) => project.write(name, lines(name, [index, 500, 900 + index])));
+
+    const preview = await manager.rewindFiles(turn, { dryRun: true });
+    const real = await manager.rewindFiles(turn);
+
+    expect(preview.files?.map((file) => [file.insertions, file.deletions])).toEqual(names.map(() => [3, 3]));
+    expect(real.files).toEqual(preview.files);
+    for (const name of names) expect(project.read(name).toString()).toBe(lines(name, []));
   });
 
   it('an undo checkpoint brings back exactly the state before the rewind', async () => {
