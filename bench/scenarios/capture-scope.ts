@@ -14,7 +14,7 @@ import { copyTree, listFiles, removeTree, settleDisk, treeBytes } from '../lib/w
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The default real tree: an installed package's full source and build tree (TypeScript sources, JavaScript, declarations, source maps). */
 const defaultRealTree = path.join(repositoryRoot, 'node_modules', '@anthropic-ai', 'sdk');
-/** Longer than the 2-second racy window: files must look old to both tools before their first scan. */
+/** Longer than the racy window on any filesystem (2 s at most): files must look old to both tools before their first scan. */
 const settleMs = 2100;
 const modifiedPerTurn = 8;
 const durabilities = ['none', 'full'] as const;
@@ -260,7 +260,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
       method: [
         `The tree: ${spec.describe}; ${original.size.toLocaleString('en-US')} files, ${(size.bytes / 1e6).toFixed(0)} MB; ${gitFiles.toLocaleString('en-US')} of them in scope (both tools agree on the count).`,
         "Contenders, each on its own identical copy: rewindable with `capture: true` (defaults: `.gitignore` honoured, `.git` and `node_modules` left out) and durability 'none' or 'full', and a shadow git repository (GIT_DIR outside the project, automatic gc off). " +
-          `The copies are ${settleMs / 1000} s old before the first scan, as files of a real project are (a file changed less than 2 s before it is read is read again at the next scan, by git and by rewindable).`,
+          `The copies are ${settleMs / 1000} s old before the first scan, as files of a real project are (a file changed just before it is read is read again at the next scan, by git and by rewindable: the racy-timestamp rule).`,
         `First scan: a fresh store or repository every round, ${spec.firstScanRounds} rounds, the order rotating. Timed: the first \`checkpoint()\` (scan, read, hash, compress and store everything) against the first \`git add -A\` + \`git commit\`.`,
         `Incremental: ${turns} turns, each modifying ${modifiedPerTurn} files (one line), creating one file in a new directory and deleting one, then timing each contender's checkpoint right away; ` +
           "the run checks that every scan reports exactly those changes. Back to back, so both tools also re-read the previous turn's files once (racy timestamps): the same small extra work on both sides.",

@@ -11,7 +11,7 @@ import { removeTree } from '../lib/workspace.js';
 const trackedCount = 20;
 const changedPerTurn = 5;
 const averageFileBytes = 4000;
-/** Longer than the 2-second racy window of src/fs/stat-signature.ts. */
+/** Longer than the racy window of src/fs/stat-signature.ts wherever the project is (2 s at most). */
 const realisticGapMs = 2100;
 const durabilities = ['none', 'full'] as const;
 type Durability = (typeof durabilities)[number];
@@ -175,7 +175,7 @@ function report(projects: ProjectUnderTest[], targetSize: number, context: Scena
         `The session has tracked ${trackedCount} files; each turn changes ${changedPerTurn} of them (a one-line edit, rotating through the 20), then the next user message's \`checkpoint()\` is timed.`,
       `The shadow git repository (GIT_DIR outside the project) sees the same tree and the same edits; its checkpoint is \`git add -A\` then \`git commit\`, two child processes, timed together.`,
       `Realistic turns (the targets): the checkpoint comes ${realisticGapMs / 1000} s after the turn's last edit, as when a model finishes its answer and the user types the next message. ` +
-        `A file modified less than 2 s before rewindable read it is read again at the next checkpoint (racy-timestamp rule), so this gap decides whether the previous turn's 5 files are re-read. ` +
+        `A file modified shortly before rewindable read it is read again at the next checkpoint (racy-timestamp rule: within 50 ms on a local Linux filesystem with sub-millisecond timestamps, such as this machine's ext4, and 2 s elsewhere), so this gap keeps the previous turn's 5 files from being re-read on any filesystem. ` +
         `The wait is not timed. Medians of ${context.quick ? 4 : 10} turns after 2 warm-up turns.`,
       "In each turn rewindable goes first and git last: on ext4 an fsync commits the journal, which would otherwise carry git's index and objects (megabytes at 100,000 files) too. The turn's own edits are still unwritten when rewindable's 'full' checkpoint fsyncs, as in real use.",
       `Back to back (context): the checkpoint follows the edits at once, so every checkpoint reads the 5 changed files and re-reads the previous turn's 5: what a scripted loop pays.`,
