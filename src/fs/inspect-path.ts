@@ -99,9 +99,12 @@ function readToEnd(fd: number, expected: number, maxBytes: number): Buffer | und
       buffer.copy(grown, 0, 0, length);
       buffer = grown;
     }
-    const count = fs.readSync(fd, buffer, length, buffer.length - length, null);
-    if (count === 0) break;
+    const wanted = buffer.length - length;
+    const count = fs.readSync(fd, buffer, length, wanted, null);
     length += count;
+    // Short of the extra byte with exactly the expected size read: the end, with no further read to find it
+    // (had the file grown meanwhile, the caller's fstat after reading sees it).
+    if (count === 0 || (length === expected && count < wanted)) break;
   }
   return length > maxBytes ? undefined : buffer.subarray(0, length);
 }

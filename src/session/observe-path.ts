@@ -4,7 +4,7 @@ import { fileIoError } from '../errors.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { inspectPath } from '../fs/inspect-path.js';
 import { unchangedSinceSeen } from '../fs/glance-many.js';
-import { isUnchangedSince, observe, stillAsSeen } from '../fs/stat-signature.js';
+import { isUnchangedSince, observe, stillAsSeen, trustedSignature } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
 import { sha256 } from '../store/session-log.js';
 
@@ -84,7 +84,7 @@ export function asLastSeen(lastSeen: { state: RegularFileState; observed: Observ
  * inspection, which reports it as it always does.
  */
 function unchangedAtAGlance(filePath: string, observed: Observation, directories: DirectoryCache): boolean {
-  if (!directories.linkFree.has(path.dirname(filePath))) return false;
+  if (trustedSignature(observed) === undefined || !directories.linkFree.has(path.dirname(filePath))) return false;
   let stat: fs.Stats | undefined;
   try {
     stat = fs.lstatSync(filePath, { throwIfNoEntry: false });
@@ -117,7 +117,8 @@ export async function unchangedSinceLastSeen(
   const indexes: number[] = [];
   const entries: Array<{ path: string; observed: Observation }> = [];
   paths.forEach(({ path: filePath, lastSeen }, index) => {
-    if (lastSeen === undefined || !directories.linkFree.has(path.dirname(filePath))) return;
+    // A signature the racy rule does not trust yet can never pass: no lstat for it.
+    if (lastSeen === undefined || trustedSignature(lastSeen.observed) === undefined || !directories.linkFree.has(path.dirname(filePath))) return;
     indexes.push(index);
     entries.push({ path: filePath, observed: lastSeen.observed });
   });
