@@ -37,6 +37,7 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
     return await runRewindIn(session, target, skipConflicts, directories);
   } finally {
     directories.close();
+    session.releaseReadCaches();
   }
 }
 
@@ -115,6 +116,7 @@ export async function dryRunRewind(session: Session, target: CheckpointInfo, ski
     return summarize(plan.changes, plan.skipped, true);
   } finally {
     directories.close();
+    session.releaseReadCaches();
   }
 }
 
@@ -137,6 +139,7 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
     await rollBackInterrupted(session, begin, undo, planned, directories);
   } finally {
     directories.close();
+    session.releaseReadCaches();
   }
 }
 

@@ -147,6 +147,11 @@ export class Session {
     return this.log.readBlob(hash);
   }
 
+  /** Ends an operation that read many backups (a rewind): what the store kept in memory for them goes. */
+  releaseReadCaches(): void {
+    this.log.storage.releaseReadCaches?.(this.log.key);
+  }
+
   isStored(hash: string): boolean {
     return this.storedBlobs.has(hash);
   }

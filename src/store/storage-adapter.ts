@@ -91,6 +91,12 @@ export interface StorageAdapter {
   getBlob(key: SessionKey, hash: string): Promise<Uint8Array | null>;
   /** The subset of `hashes` readable under `key`. */
   hasBlobs(key: SessionKey, hashes: readonly string[]): Promise<Set<string>>;
+  /**
+   * Lets go of what the adapter kept in memory to speed up the many reads of
+   * one operation (a rewind reading a member from each of many compressed
+   * bundles); called when the operation ends.
+   */
+  releaseReadCaches?(key: SessionKey): void;
 
   /** Every project key with at least one session (retention needs it). */
   listProjects?(): Promise<string[]>;

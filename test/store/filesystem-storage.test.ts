@@ -139,4 +139,28 @@ describe('filesystem storage', () => {
       await reader.close();
     }
   });
+
+  it('reads members of many bundles exactly when the reads go back and forth between them, past what it keeps inflated', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    // 48 members of about 40 KB: 16 bundles of 128 KiB, about 2.5 MiB inflated, more than the 2 MiB kept in memory.
+    const members = Array.from({ length: 48 }, (_, index) =>
+      Buffer.from(Array.from({ length: 1000 }, (_, line) => `// member ${index}, line ${line}: ${(index * 7919 + line * 104729) % 1000003}\n`).join('')),
+    );
+    await storage.putBlobs(key, members.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    await storage.close();
+    const reader = filesystemStorage({ directory });
+    // Each bundle's members visited in rising order, interleaved with the other bundles' (as a rewind's path order
+    // meets the walk's), then backwards, then the caches released and the same again.
+    const stride = Array.from({ length: 48 }, (_, step) => (step % 16) * 3 + Math.floor(step / 16));
+    const passes: Array<number[] | 'release'> = [stride, [...stride].reverse(), 'release', stride];
+    for (const order of passes) {
+      if (order === 'release') {
+        reader.releaseReadCaches?.(key);
+        continue;
+      }
+      for (const index of order) expect(Buffer.from((await reader.getBlob(key, sha(members[index]!)))!).equals(members[index]!), `member ${index}`).toBe(true);
+    }
+    await reader.close();
+  });
 });

@@ -42,6 +42,8 @@ const prefixMargin = 1.2;
 const prefixSlackBytes = 2048;
 /** Recently used contents kept in memory (see `recent`). */
 const recentLimitBytes = 4 * 1024 * 1024;
+/** Inflated bundles kept in memory (see `bundles`): sixteen bundles of the usual 128 KiB. */
+const bundleCacheBytes = 2 * 1024 * 1024;
 
 type PackEntry =
   | { kind: typeof kindFull | typeof kindDelta; offset: number; depth: number; size: number; payloadLength: number }
@@ -61,8 +63,14 @@ export class BlobPack {
    */
   private readonly recent = new Map<string, Buffer>();
   private recentBytes = 0;
-  /** The last bundle decompressed: a rewind reads many members of one bundle in a row. */
-  private lastBundle: { offset: number; data: Buffer } | undefined;
+  /**
+   * Bundles recently inflated (all or a first part), least recently used
+   * first. A rewind reads members in path order, which is not quite the
+   * order of the walk that bundled them, so it comes back to a bundle a few
+   * members later; inflating it each time was most of a capture rewind.
+   */
+  private readonly bundles = new Map<number, Buffer>();
+  private bundleBytes = 0;
 
   private constructor(
     readonly path: string,
@@ -246,7 +254,12 @@ export class BlobPack {
    * each of a hundred bundles does half the work on average.
    */
   private bundleData(offset: number, needed: number): Buffer {
-    if (this.lastBundle?.offset === offset && this.lastBundle.data.length >= needed) return this.lastBundle.data;
+    const cached = this.bundles.get(offset);
+    if (cached !== undefined) {
+      this.bundles.delete(offset); // most recently used again
+      this.bundleBytes -= cached.length;
+      if (cached.length >= needed) return this.keepBundle(offset, cached);
+    }
     const header = readAt(this.fd, offset, headerSize + 4); // and the member count that starts the payload
     const payloadLength = header.readUIntLE(48, 6);
     const count = header.readUInt32LE(headerSize);
@@ -261,16 +274,29 @@ export class BlobPack {
     const compressedStart = offset + headerSize + tableLength;
     const compressedLength = payloadLength - tableLength;
     const prefixLength = Math.ceil((compressedLength * needed * prefixMargin) / Math.max(rawLength, 1)) + prefixSlackBytes;
-    if (prefixLength < compressedLength) {
+    // Only the first time: a bundle inflated in part before has members wanted further on; inflate it whole.
+    if (prefixLength < compressedLength && cached === undefined) {
       // Z_SYNC_FLUSH: a cut stream gives what it holds instead of an error.
       const data = inflateRawSync(readAt(this.fd, compressedStart, prefixLength), { chunkSize, finishFlush: zlibConstants.Z_SYNC_FLUSH });
-      if (data.length >= needed) {
-        this.lastBundle = { offset, data };
-        return data;
-      }
+      if (data.length >= needed) return this.keepBundle(offset, data);
     }
-    const data = inflateRawSync(readAt(this.fd, compressedStart, compressedLength), { chunkSize });
-    this.lastBundle = { offset, data };
+    return this.keepBundle(offset, inflateRawSync(readAt(this.fd, compressedStart, compressedLength), { chunkSize }));
+  }
+
+  /** Drops the inflated bundles (the end of the operation that read them). */
+  forgetBundles(): void {
+    this.bundles.clear();
+    this.bundleBytes = 0;
+  }
+
+  private keepBundle(offset: number, data: Buffer): Buffer {
+    this.bundles.set(offset, data);
+    this.bundleBytes += data.length;
+    for (const [oldest, bytes] of this.bundles) {
+      if (this.bundleBytes <= bundleCacheBytes || oldest === offset) break;
+      this.bundles.delete(oldest);
+      this.bundleBytes -= bytes.length;
+    }
     return data;
   }
 }

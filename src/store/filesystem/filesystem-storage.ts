@@ -346,6 +346,11 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       return findInPack(key, hash)?.read(hash) ?? readLooseBlob(blobsDirectory, hash);
     },
 
+    releaseReadCaches(key) {
+      writePacks.get(key.sessionId)?.forgetBundles();
+      readPacks.get(key.sessionId)?.forgetBundles();
+    },
+
     async hasBlobs(key, hashes) {
       const present = new Set<string>();
       for (const hash of hashes) {
