@@ -255,6 +255,11 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
       return fetched;
     },
 
+    releaseReadCaches(key) {
+      local.releaseReadCaches?.(key);
+      remote.releaseReadCaches?.(key);
+    },
+
     async hasBlobs(key, hashes) {
       const present = await local.hasBlobs(key, hashes);
       const missing = hashes.filter((hash) => !present.has(hash));
