@@ -17,7 +17,7 @@ import type { Observation } from '../schemas.js';
  *   network filesystem's server to be a little off ours.
  */
 const fineWindowNs = 50_000_000n;
-export const coarseWindowNs = 2_000_000_000n;
+const coarseWindowNs = 2_000_000_000n;
 
 /** Devices (as their signatures spell them) of local filesystems whose timestamps can be fine. */
 const fineDevices = new Set<string>();
@@ -49,7 +49,7 @@ export function noteFilesystemOf(directory: string): void {
 }
 
 /** The racy window for a file with these timestamps on device `dev`. */
-export function racyWindowNs(dev: bigint | number | string, mtimeNs: bigint, ctimeNs: bigint): bigint {
+function racyWindowNs(dev: bigint | number | string, mtimeNs: bigint, ctimeNs: bigint): bigint {
   const subMillisecond = mtimeNs % 1_000_000n !== 0n || ctimeNs % 1_000_000n !== 0n;
   return subMillisecond && fineDevices.has(String(dev)) ? fineWindowNs : coarseWindowNs;
 }
