@@ -189,7 +189,9 @@ async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buff
  */
 async function targetBytesOf(context: ApplyContext, change: PlannedChange): Promise<Buffer | undefined | { skipped: SkippedPath }> {
   if (!change.measured) {
-    const skipped = await measureChange(context.readBlob, change, change.currentBytes, true);
+    const current = change.currentBytes === 'on-disk' ? currentBytesOnDisk(context, change) : change.currentBytes;
+    if (typeof current === 'object' && 'skipped' in current) return current;
+    const skipped = await measureChange(context.readBlob, change, current, true);
     if (skipped !== undefined) return { skipped };
   }
   const kept = change.targetBytes;
@@ -197,6 +199,20 @@ async function targetBytesOf(context: ApplyContext, change: PlannedChange): Prom
   if (change.target.kind !== 'file' || change.action === 'chmod' || kept !== undefined) return kept;
   const read = await context.readBlob(change.target.sha256);
   return read.ok ? read.bytes : skip(change, 'backup-unreadable', read.reason);
+}
+
+/**
+ * The current bytes of a file the plan did not read (the store holds them),
+ * for the statistics, read now and checked to be what the plan saw.
+ */
+function currentBytesOnDisk(context: ApplyContext, change: PlannedChange): Buffer | { skipped: SkippedPath } {
+  change.currentBytes = undefined;
+  // The write that follows checks the directory again, right before it is made.
+  const directory = pinnedParent(context, change, 'unless-job-checks');
+  if ('skipped' in directory) return directory;
+  const found = inspectAsPlanned(context, directory, path.basename(change.path), change, true);
+  if (typeof found === 'string') return refusal(change, found);
+  return found.content!;
 }
 
 /**
@@ -310,27 +326,36 @@ function closeQuietly(fd: number): void {
 
 /** True when the entry is still what the plan saw (or already the target); otherwise why not. */
 function stillAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange): true | Refusal {
+  const found = inspectAsPlanned(context, directory, name, change, false);
+  return typeof found === 'string' ? found : true;
+}
+
+/**
+ * Whether the entry is still what the plan saw: read and hashed unless its
+ * stat signature vouches for it. With `wantContent` a file is read either
+ * way, and its bytes come back (`content`).
+ */
+function inspectAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange, wantContent: boolean): { content?: Buffer } | Refusal {
   const lastSeen = change.tracked.lastSeen;
-  const inspection = inspectEntry(directory, name, {
-    maxBytes: context.maxFileBytes,
-    read: (stat) => change.current.kind !== 'file' || !isUnchangedSince(lastSeen?.observed, stat) || !sameState(lastSeen!.state, change.current),
-  });
+  const vouched = (stat: fs.BigIntStats) => change.current.kind === 'file' && isUnchangedSince(lastSeen?.observed, stat) && sameState(lastSeen!.state, change.current);
+  const inspection = inspectEntry(directory, name, { maxBytes: context.maxFileBytes, read: (stat) => wantContent || !vouched(stat) });
   switch (inspection.kind) {
     case 'symlink':
-      return change.current.kind === 'symlink' ? true : 'symlink';
+      return change.current.kind === 'symlink' ? {} : 'symlink';
     case 'not-regular':
       return 'not-regular';
     case 'absent':
-      return change.current.kind === 'absent' ? true : 'changed';
+      return change.current.kind === 'absent' ? {} : 'changed';
     case 'too-large':
     case 'unsafe-parent':
       return 'changed';
     case 'file': {
       if (inspection.stat.nlink > 1n) return 'hard-link';
       if (change.current.kind !== 'file') return 'changed';
-      if (inspection.content === undefined) return true; // signature matches what the plan saw
+      const content = inspection.content;
+      if (content === undefined || vouched(inspection.stat)) return { content };
       const mode = Number(inspection.stat.mode & 0o7777n);
-      return sha256(inspection.content) === change.current.sha256 && mode === change.current.mode ? true : 'changed';
+      return sha256(content) === change.current.sha256 && mode === change.current.mode ? { content } : 'changed';
     }
   }
 }

@@ -65,8 +65,11 @@ export interface PlannedChange {
    * the change (see `PlanContext.measureWhenApplied`).
    */
   measured: boolean;
-  /** The current bytes the plan read, kept for `measureChange`. */
-  currentBytes?: Buffer | undefined;
+  /**
+   * The current bytes the plan read, kept for `measureChange`; `on-disk`
+   * when it did not read them (see `PlanContext.measureWhenApplied`).
+   */
+  currentBytes?: Buffer | 'on-disk' | undefined;
   /** The target's bytes as `measureChange` read them (hash-checked), for the write that follows. */
   targetBytes?: Buffer | undefined;
 }
@@ -87,9 +90,12 @@ export interface PlanContext {
    * the change is applied (`measureChange`), so that the plan is logged and
    * the first writes start sooner, while later changes are measured. The
    * current bytes this needs are kept from planning while `keepBytes` lasts;
-   * past it, changes are measured during planning, as in a dry run.
+   * past it, changes are measured during planning, as in a dry run. A file
+   * whose stat signature vouches for the content last seen, content that
+   * `stored` says the store holds already (so the undo point needs no copy),
+   * is not read here at all: applying reads it (`on-disk`).
    */
-  measureWhenApplied?: { keepBytes: number };
+  measureWhenApplied?: { keepBytes: number; stored(sha256: string): boolean };
   readBlob(hash: string): Promise<BlobRead>;
   maxFileBytes: number;
   /** Leave files with conflicts alone instead of overwriting them. */
@@ -160,8 +166,11 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
     ? asLastSeen(tracked.lastSeen!)
     : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories, glanced: context.directories !== undefined });
   let action = actionFor(observation.state, target, tracked);
-  // The diff and the backup need the current bytes, which a matching stat signature let us skip.
-  if (observation.content === undefined && observation.state.kind === 'file' && action !== undefined && action !== 'chmod') {
+  const later = context.measureWhenApplied;
+  // The diff and the backup need the current bytes, which a matching stat signature let us skip (and a real
+  // run whose store holds them reads them only when it applies the change).
+  const readLater = observation.state.kind === 'file' && later !== undefined && later.stored(observation.state.sha256);
+  if (observation.content === undefined && observation.state.kind === 'file' && action !== undefined && action !== 'chmod' && !readLater) {
     observation = observePath(tracked.path, undefined, { maxBytes: context.maxFileBytes, read: 'always', directories: context.directories });
     action = actionFor(observation.state, target, tracked);
   }
@@ -182,10 +191,9 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
   const conflict = tracked.lastWrite !== undefined && !sameState(observation.state, tracked.lastWrite.state);
   if (conflict && context.skipConflicts) return skip('conflict', 'it changed since the tracked tools last wrote it, and conflicts are skipped');
   const change: PlannedChange = { path: tracked.path, tracked, action, target, current, insertions: 0, deletions: 0, binary: false, statsSkipped: false, conflict, measured: false };
-  const later = context.measureWhenApplied;
   if (later !== undefined && (content?.length ?? 0) <= later.keepBytes) {
     later.keepBytes -= content?.length ?? 0;
-    change.currentBytes = content;
+    change.currentBytes = current.kind === 'file' && content === undefined && action !== 'chmod' ? 'on-disk' : content;
     return { observation, change };
   }
   const skipped = await measureChange(context.readBlob, change, content);
@@ -195,15 +203,10 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
 /**
  * Reads the target's backup of a planned change (a missing or damaged one
  * leaves the path alone: `backup-unreadable`) and counts its exact line
- * statistics against the current bytes (`current`, or those the plan kept).
- * The target's bytes stay on the change for its write when `keepTarget`.
+ * statistics against the current bytes (`current`: none for a file that
+ * does not exist). The target's bytes stay on the change for its write when `keepTarget`.
  */
-export async function measureChange(
-  readBlob: PlanContext['readBlob'],
-  change: PlannedChange,
-  current: Buffer | undefined = change.currentBytes,
-  keepTarget = false,
-): Promise<SkippedPath | undefined> {
+export async function measureChange(readBlob: PlanContext['readBlob'], change: PlannedChange, current: Buffer | undefined, keepTarget = false): Promise<SkippedPath | undefined> {
   change.currentBytes = undefined;
   let targetBytes: Buffer | undefined;
   if (change.target.kind === 'file') {

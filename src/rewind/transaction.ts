@@ -49,7 +49,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
     const planned = await planRewind(
       {
         ...planContext(session, skipConflicts, directories),
-        measureWhenApplied: { keepBytes: keptCurrentBytes },
+        measureWhenApplied: { keepBytes: keptCurrentBytes, stored: (sha256) => session.isStored(sha256) },
         onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
       },
       target.index,

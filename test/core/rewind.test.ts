@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { filesystemStorage } from '../../src/index.js';
 import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 
 describe('rewindFiles() restores the state before a user message', () => {
@@ -197,6 +198,56 @@ describe('rewindFiles() restores the state before a user message', () => {
     expect(fs.readlinkSync(project.file('c.txt'))).toBe(path.join(project.outside, 'elsewhere.txt'));
     expect(project.read('d.txt').toString()).toBe('d.txt one\nd.txt two\n');
     expect(fs.existsSync(project.file('e.txt'))).toBe(false);
+  });
+
+  it('files whose content the store already holds are read as they are restored: exact statistics, and a change made meanwhile is left alone', async () => {
+    const project = tempProject();
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) project.write(name, `${name} one\n${name} two\n${name} three\n`);
+    // Changes the project while the rewind applies its plan: armed for the real run only.
+    let duringApply: (() => void) | undefined;
+    const inner = filesystemStorage({ directory: project.store });
+    const storage = new Proxy(inner, {
+      get(target, property, receiver) {
+        if (property === 'getBlob') {
+          return (...args: Parameters<typeof inner.getBlob>) => {
+            duringApply?.();
+            duringApply = undefined;
+            return target.getBlob(...args);
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const manager = await project.open({ storage });
+    const turn = await manager.checkpoint(newId());
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) await manager.trackEdit(name);
+    project.write('a.txt', 'a.txt one\nchanged\na.txt three\nadded\n');
+    project.write('b.txt', 'b.txt two\n');
+    project.write('c.txt', 'c.txt edited by the agent\n');
+    // Past every filesystem's racy window, the next message's checkpoint stores these contents and trusts
+    // their stat signatures: the rewind's plan need not read them, so it leaves them until it writes.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await manager.checkpoint(newId());
+
+    const preview = await manager.rewindFiles(turn, { dryRun: true });
+    duringApply = () => project.write('c.txt', 'c.txt edited by the user meanwhile\n');
+    const real = await manager.rewindFiles(turn);
+
+    expect(preview.files?.map((file) => [path.basename(file.path), file.insertions, file.deletions])).toEqual([
+      ['a.txt', 1, 2],
+      ['b.txt', 2, 0],
+      ['c.txt', 3, 1],
+    ]);
+    expect(real.files?.map((file) => [path.basename(file.path), file.insertions, file.deletions])).toEqual([
+      ['a.txt', 1, 2],
+      ['b.txt', 2, 0],
+    ]);
+    expect(real.skipped?.map((entry) => [path.basename(entry.path), entry.reason])).toEqual([['c.txt', 'changed-during-rewind']]);
+    expect([real.insertions, real.deletions]).toEqual([3, 2]);
+    expect(project.read('a.txt').toString()).toBe('a.txt one\na.txt two\na.txt three\n');
+    expect(project.read('b.txt').toString()).toBe('b.txt one\nb.txt two\nb.txt three\n');
+    expect(project.read('c.txt').toString()).toBe('c.txt edited by the user meanwhile\n');
   });
 
   it('counts exact statistics for a rewind larger than the bytes it keeps between planning and writing', async () => {
