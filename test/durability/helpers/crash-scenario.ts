@@ -131,6 +131,12 @@ export interface CrashWorkerConfig {
   mode: 'scenario' | 'reopen';
   /** SIGKILL the process just before this library fs call (1-based); null to run to the end. */
   killAt: number | null;
+  /**
+   * SIGKILL the process right after the first write that holds a `rewind-end`
+   * record returns: the rewind has committed but its caller never heard so.
+   * Exact whatever the number of calls before it (which the racy window can move by one or two).
+   */
+  killAfterRewindEnd?: boolean;
 }
 
 /** One line the worker prints after each step it finished. */

@@ -16,12 +16,20 @@ import { instrumentFs, mutatingCalls } from '../helpers/fs-instrument.js';
 const config = JSON.parse(process.argv[2]!) as CrashWorkerConfig;
 let counting = false;
 let calls = 0;
-instrumentFs(mutatingCalls, () => {
-  if (!counting) return undefined;
-  calls += 1;
-  if (calls === config.killAt) process.kill(process.pid, 'SIGKILL');
-  return undefined;
-});
+const holdsRewindEnd = (data: unknown) =>
+  (typeof data === 'string' || data instanceof Uint8Array) && Buffer.from(data as string | Uint8Array).includes('"type":"rewind-end"');
+instrumentFs(
+  mutatingCalls,
+  () => {
+    if (!counting) return undefined;
+    calls += 1;
+    if (calls === config.killAt) process.kill(process.pid, 'SIGKILL');
+    return undefined;
+  },
+  (_name, args) => {
+    if (counting && config.killAfterRewindEnd === true && args.slice(1).some(holdsRewindEnd)) process.kill(process.pid, 'SIGKILL');
+  },
+);
 
 async function library<T>(work: () => Promise<T>): Promise<T> {
   counting = true;
