@@ -38,3 +38,18 @@ export function writeAll(fd: number, bytes: Uint8Array, position?: number): void
     written += fs.writeSync(fd, bytes, written, bytes.length - written, position === undefined ? null : position + written);
   }
 }
+
+/** Writes `buffers` one after another from `position`, in one call when the kernel takes them all (no joined copy). */
+export function writeAllAt(fd: number, buffers: readonly Uint8Array[], position: number): void {
+  let pending = buffers.filter((buffer) => buffer.length > 0);
+  let at = position;
+  while (pending.length > 0) {
+    let written = fs.writevSync(fd, pending, at);
+    at += written;
+    // Drop what the call wrote: whole buffers, then the front of the next one.
+    let done = 0;
+    while (done < pending.length && written >= pending[done]!.length) written -= pending[done++]!.length;
+    pending = pending.slice(done);
+    if (written > 0) pending[0] = pending[0]!.subarray(written);
+  }
+}

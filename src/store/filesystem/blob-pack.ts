@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { constants as zlibConstants, crc32, inflateRawSync } from 'node:zlib';
-import { flushFileData, writeAll } from '../../fs/flush.js';
+import { flushFileData, writeAllAt } from '../../fs/flush.js';
 import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.js';
 
 /**
@@ -180,7 +180,7 @@ export class BlobPack {
   private write(header: Buffer, payload: Buffer): void {
     const start = this.length;
     try {
-      writeAll(this.fd, Buffer.concat([header, payload]), start);
+      writeAllAt(this.fd, [header, payload], start); // one call, no joined copy of the payload
     } catch (error) {
       // Never leave a partial entry behind a later one: cut back to the last whole entry.
       fs.ftruncateSync(this.fd, start);
