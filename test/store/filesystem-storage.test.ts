@@ -124,6 +124,35 @@ describe('filesystem storage', () => {
     expect(Buffer.from((await afterTear.getBlob(key, sha(files[299]!)))!).equals(files[299]!)).toBe(true);
   });
 
+  it('stores the previous version of a changed file apart from its bundle, so reading it needs nothing else of the bundle', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const files = Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
+    await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
+    await storage.putBlobs(key, [{ hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) }]);
+    await storage.close();
+
+    // Damage the start of the bundle's compressed data: every member read from the bundle itself is lost.
+    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const pack = fs.readFileSync(packPath);
+    expect(pack.readUInt32LE(72)).toBe(files.length); // the first entry is the bundle of all 40
+    const compressedStart = 72 + 4 + files.length * 44;
+    for (let at = compressedStart; at < compressedStart + 16; at += 1) pack[at] = pack[at]! ^ 0xff;
+    fs.writeFileSync(packPath, pack);
+
+    const reader = filesystemStorage({ directory });
+    const readsExactly = (bytes: Buffer) =>
+      reader.getBlob(key, sha(bytes)).then(
+        (read) => read !== null && Buffer.from(read).equals(bytes),
+        () => false,
+      );
+    expect(await readsExactly(files[8]!)).toBe(false);
+    expect(await readsExactly(files[7]!)).toBe(true);
+    expect(await readsExactly(edited)).toBe(true);
+    await reader.close();
+  });
+
   it('reads any member of a bundle exactly, in any order, however unevenly its members compress', async () => {
     // A member is read by inflating the bundle up to it; an incompressible start makes that guess fall short.
     const directory = storeDirectory();

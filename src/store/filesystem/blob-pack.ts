@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { constants as zlibConstants, crc32, inflateRawSync } from 'node:zlib';
+import { constants as zlibConstants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { flushFileData, writeAllAt } from '../../fs/flush.js';
 import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.js';
 
@@ -47,7 +47,7 @@ const bundleCacheBytes = 2 * 1024 * 1024;
 
 type PackEntry =
   | { kind: typeof kindFull | typeof kindDelta; offset: number; depth: number; size: number; payloadLength: number }
-  | { kind: 'member'; bundleOffset: number; start: number; size: number };
+  | { kind: 'member'; bundleOffset: number; start: number; size: number; alone: boolean };
 
 export interface PackBlob {
   hash: string;
@@ -131,6 +131,7 @@ export class BlobPack {
   append(blobs: readonly PackBlob[]): void {
     for (const blob of blobs) {
       if (this.index.has(blob.hash)) continue;
+      if (blob.similarTo !== undefined) this.takeOutOfBundle(blob.similarTo);
       const { header, payload, entry } = this.encode(blob);
       this.write(header, payload);
       this.index.set(blob.hash, { ...entry, offset: this.length - headerSize - payload.length });
@@ -147,6 +148,35 @@ export class BlobPack {
     if (fresh.length !== members.length || members.length === 0) {
       throw new Error('internal: a bundle must hold only blobs the pack does not have');
     }
+    this.writeBundle(members, compressed);
+  }
+
+  /**
+   * The version of a file that just changed is the one a rewind wants back.
+   * When it is a member of a bundle of many (a first scan's), reading it
+   * means inflating that bundle up to it, and a rewind of changes spread over
+   * the scope would inflate most bundles. So it is stored again, compressed
+   * on its own, and read from there; its bundle keeps it too (a reader that
+   * opened the pack before finds it there). Its bytes are at hand anyway: the
+   * new version is stored as a delta against them.
+   */
+  private takeOutOfBundle(hash: string): void {
+    const entry = this.index.get(hash);
+    if (entry?.kind !== 'member' || entry.alone) return;
+    const content = this.recent.get(hash) ?? this.resolve(hash, 0);
+    this.remember(hash, content);
+    const compressed = deflateRawSync(content, { level: 1 });
+    if (compressed.length < content.length * 0.9) {
+      this.writeBundle([{ hash, bytes: content }], compressed);
+    } else {
+      const header = encodeHeader({ kind: kindFull, depth: 0, hash, size: content.length, payloadLength: content.length });
+      this.write(header, content);
+      this.index.set(hash, { kind: kindFull, offset: this.length - content.length - headerSize, depth: 0, size: content.length, payloadLength: content.length });
+    }
+  }
+
+  /** Writes a bundle entry and points the index at its members. */
+  private writeBundle(members: readonly PackBlob[], compressed: Buffer): void {
     const table = Buffer.alloc(4 + members.length * memberSize);
     table.writeUInt32LE(members.length, 0);
     let start = 0;
@@ -163,7 +193,7 @@ export class BlobPack {
     const bundleOffset = this.length - headerSize - payload.length;
     start = 0;
     for (const member of members) {
-      this.index.set(member.hash, { kind: 'member', bundleOffset, start, size: member.bytes.length });
+      this.index.set(member.hash, { kind: 'member', bundleOffset, start, size: member.bytes.length, alone: members.length === 1 });
       start += member.bytes.length;
     }
   }
@@ -344,7 +374,7 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
         const table = readAt(fd, offset + headerSize + 4, count * memberSize);
         for (let position = 0; position < count; position += 1) {
           const at = position * memberSize;
-          index.set(table.toString('hex', at, at + 32), { kind: 'member', bundleOffset: offset, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) });
+          index.set(table.toString('hex', at, at + 32), { kind: 'member', bundleOffset: offset, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6), alone: count === 1 });
         }
       }
     } else if (kind === kindFull || kind === kindDelta) {
