@@ -118,11 +118,14 @@ export async function unchangedSinceLastSeen(
   const entries: Array<{ path: string; observed: Observation }> = [];
   paths.forEach(({ path: filePath, lastSeen }, index) => {
     // A signature the racy rule does not trust yet can never pass: no lstat for it.
-    if (lastSeen === undefined || trustedSignature(lastSeen.observed) === undefined || !directories.linkFree.has(path.dirname(filePath))) return;
+    if (lastSeen === undefined || trustedSignature(lastSeen.observed) === undefined) return;
     indexes.push(index);
     entries.push({ path: filePath, observed: lastSeen.observed });
   });
-  (await unchangedSinceSeen(entries)).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict));
+  // The files are looked at (on worker threads, for many) while this thread checks their directories.
+  const glancing = unchangedSinceSeen(entries);
+  const linkFree = entries.map((entry) => directories.linkFree.has(path.dirname(entry.path)));
+  (await glancing).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict && linkFree[at]!));
   return unchanged;
 }
 
