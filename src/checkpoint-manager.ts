@@ -29,7 +29,7 @@ import { listSessions } from './session/list-sessions.js';
 import { recordToolWrite, type RecordWriteOptions } from './session/record-write.js';
 import { Session } from './session/session.js';
 import type { ObservedPath } from './session/observe-path.js';
-import { trackFirstBackup } from './session/track-edit.js';
+import { trackFirstBackup, type IntendedWrite } from './session/track-edit.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
 import { createTools, type ManagerTools } from './tools/index.js';
@@ -249,13 +249,15 @@ export class CheckpointManager {
   /**
    * trackEdit for a canonical path the caller has just read through its pinned
    * directory (the built-in tools): the backup uses that reading, which is only
-   * built (and hashed) when the path is not tracked yet.
+   * built (and hashed) when the path is not tracked yet. With `intended`, a
+   * first backup is recorded together with the write it is taken for; resolves
+   * to true when that happened (the caller then skips `recordWrite`).
    * @internal
    */
-  async trackEditRead(absolute: string, reading: () => ObservedPath): Promise<void> {
+  async trackEditRead(absolute: string, reading: () => ObservedPath, intended?: IntendedWrite): Promise<boolean> {
     const session = await this.writableSession('trackEdit()');
-    if (session === undefined) return;
-    await this.queue.run(() => trackFirstBackup(session, absolute, absolute, reading));
+    if (session === undefined) return false;
+    return this.queue.run(() => trackFirstBackup(session, absolute, absolute, reading, intended));
   }
 
   /**

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { fileTypeOf } from '../fs/inspect-path.js';
-import type { FileState } from '../schemas.js';
+import type { FileState, Observation, WriteRecord } from '../schemas.js';
 import { sha256 } from '../store/session-log.js';
 import { now } from './clock.js';
 import { observePath } from './observe-path.js';
@@ -25,20 +25,23 @@ export async function recordToolWrite(session: Session, absolute: string, detail
   const observation =
     details.content !== undefined ? { state: writtenState(absolute, details.content) } : observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
   await session.append(
-    [
-      {
-        type: 'write',
-        path: tracked.storedPath,
-        state: observation.state,
-        ...('observed' in observation && observation.observed ? { observed: observation.observed } : {}),
-        ...(details.tool !== undefined ? { tool: details.tool } : {}),
-        ...(details.toolCallId !== undefined ? { toolCallId: details.toolCallId } : {}),
-        at: now(),
-      },
-    ],
+    [writeRecord(tracked.storedPath, observation.state, details, 'observed' in observation ? observation.observed : undefined)],
     [],
     { flush: false }, // bookkeeping for conflict reports, not a backup: the next durable append carries it
   );
+}
+
+/** The record of what a tool wrote to a tracked path (`storedPath`). */
+export function writeRecord(storedPath: string, state: FileState, details: Pick<RecordWriteOptions, 'tool' | 'toolCallId'>, observed?: Observation): WriteRecord {
+  return {
+    type: 'write',
+    path: storedPath,
+    state,
+    ...(observed ? { observed } : {}),
+    ...(details.tool !== undefined ? { tool: details.tool } : {}),
+    ...(details.toolCallId !== undefined ? { toolCallId: details.toolCallId } : {}),
+    at: now(),
+  };
 }
 
 /** The state a tool just wrote, from its own bytes and one lstat (the mode, and that no link took the file's place). */

@@ -1,15 +1,32 @@
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import type { FileState, TrackRecord } from '../schemas.js';
+import type { FileState, LogRecord, TrackRecord } from '../schemas.js';
+import { sha256 } from '../store/session-log.js';
 import { now } from './clock.js';
 import { observePath, type ObservedPath } from './observe-path.js';
+import { writeRecord } from './record-write.js';
 import type { Session } from './session.js';
+
+/** A write a tool is about to make (its bytes, and the exact mode it sets), recorded with the backup taken for it. */
+export interface IntendedWrite {
+  content: Uint8Array;
+  mode: number;
+  tool?: string | undefined;
+  toolCallId?: string | undefined;
+}
 
 /**
  * The first backup of a path in the session: its exact bytes and mode (or
  * that it does not exist), attached to the current checkpoint. Nothing to do
  * for a path the session already tracks.
+ *
+ * With `intended`, a first backup goes out in one append with the record of
+ * the write it is taken for, made right after: one log write instead of two
+ * on a tool's first edit of a file. Returns whether that write was recorded. Should that write then fail, the record
+ * names bytes the file never held, which only ever flags the file as changed
+ * by someone else (a conflict) while it holds its backed-up bytes, which no
+ * rewind needs to change.
  */
-export async function trackFirstBackup(session: Session, absolute: string, asGiven: string, alreadyRead?: () => ObservedPath): Promise<void> {
+export async function trackFirstBackup(session: Session, absolute: string, asGiven: string, alreadyRead?: () => ObservedPath, intended?: IntendedWrite): Promise<boolean> {
   const checkpoint = session.state.latestCheckpoint;
   if (checkpoint === undefined) {
     throw new RewindableError(
@@ -17,7 +34,7 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
       `trackEdit(${JSON.stringify(asGiven)}) was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.`,
     );
   }
-  if (session.state.paths.has(absolute)) return;
+  if (session.state.paths.has(absolute)) return false;
   // A caller that just read the file through its pinned directory (a built-in tool) hands its reading over.
   const observation = alreadyRead?.() ?? observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
   if (observation.state.kind === 'file' && observation.state.size > session.maxFileBytes) {
@@ -34,7 +51,13 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
     ...(observation.observed ? { observed: observation.observed } : {}),
     at: now(),
   };
-  await session.append([record], batch.take());
+  const records: LogRecord[] = [record];
+  if (intended !== undefined) {
+    const written: FileState = { kind: 'file', sha256: sha256(intended.content), size: intended.content.length, mode: intended.mode };
+    records.push(writeRecord(record.path, written, intended));
+  }
+  await session.append(records, batch.take());
+  return intended !== undefined;
 }
 
 /** trackEdit refuses what a checkpoint could never restore (SPEC 4). */

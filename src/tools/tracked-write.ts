@@ -23,20 +23,23 @@ export interface TrackedWrite {
  * little more than an untracked one; the rename that makes the new content
  * visible waits for the backup, so the file never changes without a durable
  * pre-image. If tracking fails, the temporary file is removed and the target
- * was never touched.
+ * was never touched. A first backup of an existing file carries the record
+ * of the write in the same log append; otherwise it is recorded after.
  */
 export async function writeTracked(manager: CheckpointManager, request: TrackedWrite): Promise<void> {
   const { tool, target, bytes } = request;
   const durable = manager.durability === 'full';
   let directory = target.directory;
-  let tracking: Promise<void>;
+  let tracking: Promise<boolean>;
   if (directory === undefined) {
     // New directories are only created once the backup is taken, so a refused track leaves none behind.
     await manager.trackEditRead(target.path, () => readingOf(target));
     directory = createDirectories(tool, target);
-    tracking = Promise.resolve();
+    tracking = Promise.resolve(false);
   } else {
-    tracking = manager.trackEditRead(target.path, () => readingOf(target));
+    // An existing file keeps its mode, so the write is known in full now: a first backup is recorded with it.
+    const intended = target.existing === undefined ? undefined : { content: bytes, mode: target.existing.mode, tool, toolCallId: request.toolCallId };
+    tracking = manager.trackEditRead(target.path, () => readingOf(target), intended);
     tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
   }
   let prepared: PreparedWrite;
@@ -46,8 +49,9 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
     await tracking.catch(() => {});
     throw asToolError(tool, target.path, error);
   }
+  let writeRecorded: boolean;
   try {
-    await tracking;
+    writeRecorded = await tracking;
   } catch (error) {
     prepared.discard();
     throw error;
@@ -80,7 +84,7 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
       throw toolFailed(tool, `${target.path} was written, but its directory could not be flushed to disk (${reason}); the change may not survive a power cut.`, { path: target.path }, error);
     }
   }
-  await manager.recordWriteResolved(target.path, { tool, content: bytes, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
+  if (!writeRecorded) await manager.recordWriteResolved(target.path, { tool, content: bytes, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
 }
 
 /** What the tool read of the target, handed to the backup so the file is not read twice. */

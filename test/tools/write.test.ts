@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { filesystemStorage, type StorageAdapter } from '../../src/index.js';
 import { writeFile } from '../../src/tools/index.js';
+import { newId, tempProject } from '../helpers/temp-project.js';
 import { storedRecords, toolSession } from './tool-session.js';
 
 describe('Write { file_path, content }', () => {
@@ -83,6 +86,54 @@ describe('Write { file_path, content }', () => {
         state: expect.objectContaining({ kind: 'file', sha256: '5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03' }),
       }),
     ]);
+  });
+
+  it('writes the first backup of an existing file and the record of its write together, the backup first', async () => {
+    const { project, manager } = await toolSession({ 'a.txt': 'old\n' });
+    await writeFile(manager, { file_path: 'a.txt', content: 'new\n' }, { toolCallId: 'toolu_02' });
+    await writeFile(manager, { file_path: 'a.txt', content: 'newer\n' }, { toolCallId: 'toolu_03' });
+    await manager.close();
+
+    const records = storedRecords(project).filter((record) => record.path === 'a.txt');
+    expect(records.map((record) => [record.type, record.toolCallId])).toEqual([
+      ['track', undefined],
+      ['write', 'toolu_02'],
+      ['write', 'toolu_03'],
+    ]);
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const mode = fs.statSync(project.file('a.txt')).mode & 0o7777;
+    expect(records[0]!.state).toMatchObject({ kind: 'file', sha256: sha('old\n'), size: 4, mode });
+    expect(records[1]!.state).toEqual({ kind: 'file', sha256: sha('new\n'), size: 4, mode });
+    expect(records[2]!.state).toEqual({ kind: 'file', sha256: sha('newer\n'), size: 6, mode });
+  });
+
+  it('leaves the file as it was when its write fails after the backup and the write were recorded, with nothing for a rewind to do', async () => {
+    // The store moves the file's directory away (and puts an empty one in its place) as the records are written.
+    const project = tempProject();
+    project.write('src/a.txt', 'before\n');
+    const inner = filesystemStorage({ directory: project.store, durability: 'none' });
+    const storage: StorageAdapter = {
+      ...inner,
+      async append(key, entries, blobs, options) {
+        if (entries.some((entry) => entry.type === 'write')) {
+          fs.renameSync(project.file('src'), project.file('src-moved'));
+          fs.mkdirSync(project.file('src'));
+        }
+        return inner.append(key, entries, blobs, options);
+      },
+    };
+    const manager = await project.open({ storage });
+    const turn = await manager.checkpoint(newId());
+
+    await expect(manager.tools.write({ file_path: 'src/a.txt', content: 'after\n' })).rejects.toMatchObject({ code: 'PATH_IS_LINK' });
+    fs.rmdirSync(project.file('src'));
+    fs.renameSync(project.file('src-moved'), project.file('src'));
+    expect(fs.readdirSync(project.file('src'))).toEqual(['a.txt']);
+    expect(project.read('src/a.txt').toString()).toBe('before\n');
+
+    expect(await manager.rewindFiles(turn, { dryRun: true })).toMatchObject({ canRewind: true, filesChanged: [] });
+    expect(await manager.rewindFiles(turn)).toMatchObject({ filesChanged: [], skipped: [] });
+    expect(project.read('src/a.txt').toString()).toBe('before\n');
   });
 
   it('leaves no temporary file behind', async () => {
