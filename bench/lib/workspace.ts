@@ -91,9 +91,10 @@ export function listFiles(root: string): Map<string, number> {
 
 /**
  * Writes every dirty page of the machine to disk (`sync`), untimed, between
- * contenders: on ext4 an fsync waits for the journal, which carries the
- * other contender's unwritten metadata too, so without this a contender that
- * fsyncs would pay for the writes of the one timed before it.
+ * contenders: on a journaling filesystem (ext4 by default) an fsync waits for
+ * the journal, which carries the other contender's unwritten metadata too, so
+ * without this a contender that fsyncs would pay for the writes of the one
+ * timed before it.
  */
 export async function settleDisk(): Promise<void> {
   spawnSync('sync', [], { stdio: 'ignore' });

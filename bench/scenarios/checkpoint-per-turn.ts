@@ -70,8 +70,8 @@ export const checkpointPerTurn: Scenario = {
             const ms = await stopwatch(() => manager.checkpoint());
             if (measured) project.realistic[durability].push(ms);
           }
-          // Git last: its index and objects (megabytes at 100,000 files) would otherwise be in the
-          // journal that rewindable's fsync has to commit.
+          // Git last: on a journaling filesystem its index and objects (megabytes at 100,000 files)
+          // would otherwise be in the journal that rewindable's fsync has to commit.
           const gitMs = await stopwatch(() => project.git.checkpoint(`turn ${round}`));
           if (measured) project.realistic.git.push(gitMs);
           turnEdits(project, round + 1);
@@ -177,7 +177,7 @@ function report(projects: ProjectUnderTest[], targetSize: number, context: Scena
       `Realistic turns (the targets): the checkpoint comes ${realisticGapMs / 1000} s after the turn's last edit, as when a model finishes its answer and the user types the next message. ` +
         `A file modified shortly before rewindable read it is read again at the next checkpoint (racy-timestamp rule: within 50 ms on a local Linux filesystem with sub-millisecond timestamps, such as this machine's ext4, and 2 s elsewhere), so this gap keeps the previous turn's 5 files from being re-read on any filesystem. ` +
         `The wait is not timed. Medians of ${context.quick ? 4 : 10} turns after 2 warm-up turns.`,
-      "In each turn rewindable goes first and git last: on ext4 an fsync commits the journal, which would otherwise carry git's index and objects (megabytes at 100,000 files) too. The turn's own edits are still unwritten when rewindable's 'full' checkpoint fsyncs, as in real use.",
+      "In each turn rewindable goes first and git last: on a journaling filesystem (ext4 by default) an fsync commits the journal, which would otherwise carry git's index and objects (megabytes at 100,000 files) too. The turn's own edits are still unwritten when rewindable's 'full' checkpoint fsyncs, as in real use.",
       `Back to back (context): the checkpoint follows the edits at once, so every checkpoint reads the 5 changed files and re-reads the previous turn's 5: what a scripted loop pays.`,
     ],
     rows,

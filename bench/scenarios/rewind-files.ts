@@ -110,7 +110,7 @@ export const rewindFiles: Scenario = {
           `Each contender has its own copy of a project of ${fileCount.toLocaleString('en-US')} source-like files of ${fileBytes / 1024} KiB. ` +
             'Before every sample (untimed) every file gets new content, then the next checkpoint is taken (rewindable: `checkpoint()`; git: `add -A` + `commit`), as when the user asks to undo a turn that rewrote them.',
           'Timed: rewindable `rewindFiles(first checkpoint)` — which also backs up the current content of every file as its undo point, writes every file atomically (temporary file + rename) and logs the rewind — ' +
-            'against `git checkout <first commit> -- .` in the shadow repository (in-place writes, nothing saved first).',
+            'against `git checkout <first commit> -- .` in the shadow repository (each file unlinked and written again, not atomically; nothing saved first).',
           `Git does not fsync work-tree files, so the target compares rewindable with durability 'none'; 'full' (fsync of every restored file and directory) is shown for context. ` +
             `mitata, ${samples} samples of each contender taken side by side in ${blocks} blocks (the first contender rotating), each block after one warm-up, so that a burst of load or of disk writeback falls on all three alike.`,
         ],

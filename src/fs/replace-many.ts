@@ -172,8 +172,8 @@ const handle = ({ jobs, bytes, temporaryNames, stop }) => ({
     return result;
   }),
 });`,
-  // Four, whatever the cores: the kernel work waits on the journal as much as it computes, and on two
-  // cores four threads finished a 1,000-file rewind 10-20% sooner than two.
+  // Four, whatever the cores: part of the kernel work blocks rather than computes, and on two cores four
+  // threads finished a 1,000-file rewind 10-20% sooner than two.
   4,
 );
 
