@@ -21,10 +21,10 @@ export interface IntendedWrite {
  *
  * With `intended`, a first backup goes out in one append with the record of
  * the write it is taken for, made right after: one log write instead of two
- * on a tool's first edit of a file. Returns whether that write was recorded. Should that write then fail, the record
- * names bytes the file never held, which only ever flags the file as changed
- * by someone else (a conflict) while it holds its backed-up bytes, which no
- * rewind needs to change.
+ * on a tool's first edit of a file. Returns whether that write was recorded.
+ * Should the write then fail, the record names bytes the file never held,
+ * which only ever flags the file as changed by someone else (a conflict)
+ * while it holds its backed-up bytes, which no rewind needs to change.
  */
 export async function trackFirstBackup(session: Session, absolute: string, asGiven: string, alreadyRead?: () => ObservedPath, intended?: IntendedWrite): Promise<boolean> {
   const checkpoint = session.state.latestCheckpoint;

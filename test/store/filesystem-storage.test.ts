@@ -127,16 +127,21 @@ describe('filesystem storage', () => {
   it('stores the previous version of a changed file apart from its bundle, so reading it needs nothing else of the bundle', async () => {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, durability: 'none' });
-    const files = Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
+    // The last member does not compress: taken out, it is stored as it is.
+    const files = [...Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`)), randomBytes(3000)];
     await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
     const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
-    await storage.putBlobs(key, [{ hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) }]);
+    const editedNoise = Buffer.concat([files[40]!, Buffer.from('more')]);
+    await storage.putBlobs(key, [
+      { hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) },
+      { hash: sha(editedNoise), bytes: editedNoise, similarTo: sha(files[40]!) },
+    ]);
     await storage.close();
 
     // Damage the start of the bundle's compressed data: every member read from the bundle itself is lost.
     const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
     const pack = fs.readFileSync(packPath);
-    expect(pack.readUInt32LE(72)).toBe(files.length); // the first entry is the bundle of all 40
+    expect(pack.readUInt32LE(72)).toBe(files.length); // the first entry is the bundle of all 41
     const compressedStart = 72 + 4 + files.length * 44;
     for (let at = compressedStart; at < compressedStart + 16; at += 1) pack[at] = pack[at]! ^ 0xff;
     fs.writeFileSync(packPath, pack);
@@ -148,8 +153,7 @@ describe('filesystem storage', () => {
         () => false,
       );
     expect(await readsExactly(files[8]!)).toBe(false);
-    expect(await readsExactly(files[7]!)).toBe(true);
-    expect(await readsExactly(edited)).toBe(true);
+    for (const bytes of [files[7]!, edited, files[40]!, editedNoise]) expect(await readsExactly(bytes)).toBe(true);
     await reader.close();
   });
 

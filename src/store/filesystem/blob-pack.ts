@@ -132,11 +132,16 @@ export class BlobPack {
     for (const blob of blobs) {
       if (this.index.has(blob.hash)) continue;
       if (blob.similarTo !== undefined) this.takeOutOfBundle(blob.similarTo);
-      const { header, payload, entry } = this.encode(blob);
-      this.write(header, payload);
-      this.index.set(blob.hash, { ...entry, offset: this.length - headerSize - payload.length });
+      this.appendEntry(blob);
       this.remember(blob.hash, Buffer.from(blob.bytes)); // a copy: the caller may reuse its buffer
     }
+  }
+
+  /** Writes one blob as a full or delta entry and points the index at it. */
+  private appendEntry(blob: PackBlob): void {
+    const { header, payload, entry } = this.encode(blob);
+    this.write(header, payload);
+    this.index.set(blob.hash, { ...entry, offset: this.length - headerSize - payload.length });
   }
 
   /**
@@ -166,13 +171,8 @@ export class BlobPack {
     const content = this.recent.get(hash) ?? this.resolve(hash, 0);
     this.remember(hash, content);
     const compressed = deflateRawSync(content, { level: 1 });
-    if (compressed.length < content.length * 0.9) {
-      this.writeBundle([{ hash, bytes: content }], compressed);
-    } else {
-      const header = encodeHeader({ kind: kindFull, depth: 0, hash, size: content.length, payloadLength: content.length });
-      this.write(header, content);
-      this.index.set(hash, { kind: kindFull, offset: this.length - content.length - headerSize, depth: 0, size: content.length, payloadLength: content.length });
-    }
+    if (compressed.length < content.length * 0.9) this.writeBundle([{ hash, bytes: content }], compressed);
+    else this.appendEntry({ hash, bytes: content });
   }
 
   /** Writes a bundle entry and points the index at its members. */
