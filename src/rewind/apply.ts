@@ -10,7 +10,7 @@ import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/
 import type { Observation, RewindAction } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
-import { measureChange, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
+import { leftAlone, measureChange, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -105,8 +105,8 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
 export function inverseOf(change: PlannedChange): PlannedChange | undefined {
   if (change.current.kind === 'symlink') return undefined;
   const inverse: Record<RewindAction, RewindAction> = { restore: 'restore', chmod: 'chmod', recreate: 'delete', delete: 'recreate' };
-  // The target's bytes are read from the store again: the ones the plan kept belong to the forward change.
-  // Its statistics are those of the change, reversed; its bytes are read from the store again.
+  // Its statistics are those of the change, reversed; its bytes are read from the store again (the ones the
+  // plan kept belong to the forward change).
   return {
     ...change,
     action: inverse[change.action],
@@ -237,7 +237,7 @@ function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'alwa
 }
 
 function skip(change: PlannedChange, reason: SkippedPath['reason'], detail: string): { skipped: SkippedPath } {
-  return { skipped: { path: change.path, reason, message: `${change.path} was left alone: ${detail}.` } };
+  return { skipped: leftAlone(change.path, reason, detail) };
 }
 
 /** A path found, just before its write, not to be what the plan saw. */

@@ -177,10 +177,7 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
   if (context.onContent !== undefined) await context.onContent(tracked, observation);
   const content = observation.content;
   delete observation.content; // the plan outlives this step; keep memory flat on large rewinds
-  const skip = (reason: SkipReason, detail: string): PathOutcome => ({
-    observation,
-    skipped: { path: tracked.path, reason, message: `${tracked.path} was left alone: ${detail}.` },
-  });
+  const skip = (reason: SkipReason, detail: string): PathOutcome => ({ observation, skipped: leftAlone(tracked.path, reason, detail) });
 
   const refusal = refuseCurrent(observation, tracked);
   if (refusal !== undefined) return skip(refusal.reason, refusal.message);
@@ -211,7 +208,7 @@ export async function measureChange(readBlob: PlanContext['readBlob'], change: P
   let targetBytes: Buffer | undefined;
   if (change.target.kind === 'file') {
     const read = await readBlob(change.target.sha256);
-    if (!read.ok) return { path: change.path, reason: 'backup-unreadable', message: `${change.path} was left alone: ${read.reason}.` };
+    if (!read.ok) return leftAlone(change.path, 'backup-unreadable', read.reason);
     targetBytes = read.bytes;
   }
   if (change.action !== 'chmod') {
@@ -224,6 +221,11 @@ export async function measureChange(readBlob: PlanContext['readBlob'], change: P
   }
   change.measured = true;
   return undefined;
+}
+
+/** A path a rewind does not touch, and why (`detail` completes "<path> was left alone: ..."). */
+export function leftAlone(filePath: string, reason: SkipReason, detail: string): SkippedPath {
+  return { path: filePath, reason, message: `${filePath} was left alone: ${detail}.` };
 }
 
 /** What turns `current` into `target`, or undefined when nothing needs doing (or nothing may be done). */

@@ -5,7 +5,7 @@ import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
-import { planRewind, type PlanContext, type RewindPlan } from './plan.js';
+import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
 import { summarize, type RewindFilesResult } from './result.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
@@ -151,11 +151,9 @@ async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, u
   const changedSince = plan.changes.filter((change) => rewoundTo === undefined || !sameState(change.current, session.state.versionAt(change.tracked, rewoundTo.index).state));
   plan.changes = plan.changes.filter((change) => !changedSince.includes(change));
   plan.skipped.push(
-    ...changedSince.map((change) => ({
-      path: change.path,
-      reason: 'changed-during-rewind' as const,
-      message: `${change.path} was left alone: it changed after the interrupted rewind, and rolling it back would discard that change.`,
-    })),
+    ...changedSince.map((change) =>
+      leftAlone(change.path, 'changed-during-rewind', 'it changed after the interrupted rewind, and rolling it back would discard that change'),
+    ),
   );
   const outcome = await applyChanges(applyContext(session, directories), plan.changes);
   noteWritten(outcome);
