@@ -157,6 +157,41 @@ describe('filesystem storage', () => {
     await reader.close();
   });
 
+  it('an append whose write fails stores none of its blobs, and every blob stored before still reads (one being taken out of its bundle too)', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const files = Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
+    await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const sizeBefore = fs.statSync(packPath).size;
+    const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
+    const fresh = Buffer.from('a new file\n'.repeat(200));
+    const blobs = [
+      { hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) },
+      { hash: sha(fresh), bytes: fresh },
+    ];
+    const writev = fs.writevSync;
+    fs.writevSync = () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    try {
+      await expect(storage.putBlobs(key, blobs)).rejects.toThrow();
+    } finally {
+      fs.writevSync = writev;
+    }
+    expect(fs.statSync(packPath).size).toBe(sizeBefore);
+    expect(await storage.getBlob(key, sha(edited))).toBeNull();
+    expect(await storage.getBlob(key, sha(fresh))).toBeNull();
+    for (const bytes of files) expect(Buffer.from((await storage.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
+
+    // The same append, tried again, stores them all.
+    await storage.putBlobs(key, blobs);
+    await storage.close();
+    const reader = filesystemStorage({ directory });
+    for (const bytes of [...files, edited, fresh]) expect(Buffer.from((await reader.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
+    await reader.close();
+  });
+
   it('reads any member of a bundle exactly, in any order, however unevenly its members compress', async () => {
     // A member is read by inflating the bundle up to it; an incompressible start makes that guess fall short.
     const directory = storeDirectory();

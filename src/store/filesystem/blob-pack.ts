@@ -71,6 +71,14 @@ export class BlobPack {
    */
   private readonly bundles = new Map<number, Buffer>();
   private bundleBytes = 0;
+  /**
+   * Entries encoded but not written yet: an append's entries go to the file
+   * in one `writev` at its end. The index already points at them; what it
+   * pointed at before is kept to put back should the write fail.
+   */
+  private staged: Buffer[] = [];
+  private stagedBytes = 0;
+  private stagedIndex: Array<[hash: string, before: PackEntry | undefined]> = [];
 
   private constructor(
     readonly path: string,
@@ -135,13 +143,13 @@ export class BlobPack {
       this.appendEntry(blob);
       this.remember(blob.hash, Buffer.from(blob.bytes)); // a copy: the caller may reuse its buffer
     }
+    this.writeStaged();
   }
 
-  /** Writes one blob as a full or delta entry and points the index at it. */
+  /** Stages one blob as a full or delta entry and points the index at it. */
   private appendEntry(blob: PackBlob): void {
     const { header, payload, entry } = this.encode(blob);
-    this.write(header, payload);
-    this.index.set(blob.hash, { ...entry, offset: this.length - headerSize - payload.length });
+    this.point(blob.hash, { ...entry, offset: this.stage(header, payload) });
   }
 
   /**
@@ -154,6 +162,7 @@ export class BlobPack {
       throw new Error('internal: a bundle must hold only blobs the pack does not have');
     }
     this.writeBundle(members, compressed);
+    this.writeStaged();
   }
 
   /**
@@ -175,7 +184,7 @@ export class BlobPack {
     else this.appendEntry({ hash, bytes: content });
   }
 
-  /** Writes a bundle entry and points the index at its members. */
+  /** Stages a bundle entry and points the index at its members. */
   private writeBundle(members: readonly PackBlob[], compressed: Buffer): void {
     const table = Buffer.alloc(4 + members.length * memberSize);
     table.writeUInt32LE(members.length, 0);
@@ -189,11 +198,10 @@ export class BlobPack {
     });
     const payload = Buffer.concat([table, compressed]);
     const header = encodeHeader({ kind: kindBundle, depth: 0, hash: undefined, size: start, payloadLength: payload.length });
-    this.write(header, payload);
-    const bundleOffset = this.length - headerSize - payload.length;
+    const bundleOffset = this.stage(header, payload);
     start = 0;
     for (const member of members) {
-      this.index.set(member.hash, { kind: 'member', bundleOffset, start, size: member.bytes.length, alone: members.length === 1 });
+      this.point(member.hash, { kind: 'member', bundleOffset, start, size: member.bytes.length, alone: members.length === 1 });
       start += member.bytes.length;
     }
   }
@@ -207,16 +215,42 @@ export class BlobPack {
     this.fd = -1;
   }
 
-  private write(header: Buffer, payload: Buffer): void {
+  /** Queues an entry for `writeStaged`; returns the offset it will have. */
+  private stage(header: Buffer, payload: Buffer): number {
+    const offset = this.length + this.stagedBytes;
+    this.staged.push(header, payload);
+    this.stagedBytes += header.length + payload.length;
+    return offset;
+  }
+
+  private point(hash: string, entry: PackEntry): void {
+    this.stagedIndex.push([hash, this.index.get(hash)]);
+    this.index.set(hash, entry);
+  }
+
+  /**
+   * Writes the staged entries in one call, without joining them first. If
+   * that fails, the file is cut back to its last whole entry (never a partial
+   * entry behind a later one) and the index points where it did before.
+   */
+  private writeStaged(): void {
+    if (this.staged.length === 0) return;
     const start = this.length;
+    const [buffers, bytes, pointed] = [this.staged, this.stagedBytes, this.stagedIndex];
+    this.staged = [];
+    this.stagedBytes = 0;
+    this.stagedIndex = [];
     try {
-      writeAllAt(this.fd, [header, payload], start); // one call, no joined copy of the payload
+      writeAllAt(this.fd, buffers, start);
     } catch (error) {
-      // Never leave a partial entry behind a later one: cut back to the last whole entry.
+      for (const [hash, before] of pointed.reverse()) {
+        if (before === undefined) this.index.delete(hash);
+        else this.index.set(hash, before);
+      }
       fs.ftruncateSync(this.fd, start);
       throw error;
     }
-    this.length += header.length + payload.length;
+    this.length += bytes;
   }
 
   private encode(blob: PackBlob): { header: Buffer; payload: Buffer; entry: Extract<PackEntry, { kind: 0 | 1 }> } {
@@ -256,6 +290,7 @@ export class BlobPack {
   }
 
   private resolve(hash: string, depth: number): Buffer {
+    this.writeStaged(); // an entry read back during an append may still be staged
     const entry = this.index.get(hash);
     if (entry === undefined || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
     if (entry.kind === 'member') {
