@@ -294,8 +294,10 @@ export class BlobPack {
     const entry = this.index.get(hash);
     if (entry === undefined || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
     if (entry.kind === 'member') {
-      const data = this.bundleData(entry.bundleOffset, entry.start + entry.size);
+      // A bundle of one is read for its one member: inflated into a buffer of its own, neither kept nor copied.
+      const data = entry.alone ? this.inflateBundle(entry.bundleOffset, entry.size, false) : this.bundleData(entry.bundleOffset, entry.start + entry.size);
       if (entry.start + entry.size > data.length) throw new Error(`bundle at ${entry.bundleOffset} is shorter than its table says`);
+      if (entry.alone && entry.start === 0 && entry.size === data.length) return data;
       return Buffer.from(data.subarray(entry.start, entry.start + entry.size));
     }
     const payload = readAt(this.fd, entry.offset + headerSize, entry.payloadLength);
@@ -325,6 +327,12 @@ export class BlobPack {
       this.bundleBytes -= cached.length;
       if (cached.length >= needed) return this.keepBundle(offset, cached);
     }
+    // Only the first time: a bundle inflated in part before has members wanted further on; inflate it whole.
+    return this.keepBundle(offset, this.inflateBundle(offset, needed, cached === undefined));
+  }
+
+  /** Inflates the bundle at `offset`: at least its first `needed` bytes when `partly`, otherwise all of it. */
+  private inflateBundle(offset: number, needed: number, partly: boolean): Buffer {
     const header = readAt(this.fd, offset, headerSize + 4); // and the member count that starts the payload
     const payloadLength = header.readUIntLE(48, 6);
     const count = header.readUInt32LE(headerSize);
@@ -339,13 +347,12 @@ export class BlobPack {
     const compressedStart = offset + headerSize + tableLength;
     const compressedLength = payloadLength - tableLength;
     const prefixLength = Math.ceil((compressedLength * needed * prefixMargin) / Math.max(rawLength, 1)) + prefixSlackBytes;
-    // Only the first time: a bundle inflated in part before has members wanted further on; inflate it whole.
-    if (prefixLength < compressedLength && cached === undefined) {
+    if (partly && prefixLength < compressedLength) {
       // Z_SYNC_FLUSH: a cut stream gives what it holds instead of an error.
       const data = inflateRawSync(readAt(this.fd, compressedStart, prefixLength), { chunkSize, finishFlush: zlibConstants.Z_SYNC_FLUSH });
-      if (data.length >= needed) return this.keepBundle(offset, data);
+      if (data.length >= needed) return data;
     }
-    return this.keepBundle(offset, inflateRawSync(readAt(this.fd, compressedStart, compressedLength), { chunkSize }));
+    return inflateRawSync(readAt(this.fd, compressedStart, compressedLength), { chunkSize });
   }
 
   /** Drops the inflated bundles (the end of the operation that read them). */
