@@ -64,7 +64,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
       'A file whose stat signature vouches for content the store already holds (the usual case: the checkpoint of the message asking to rewind stored it) is not read then; it is read, for its statistics, just before its own write, while the workers write the ones before. ' +
       'Since the racy window follows the filesystem (50 ms on ext4 instead of 2 s), the workers do not read and hash the files again either. ' +
       'What remains is the kernel work of the atomic writes: counted per thread over a rewind, the worker threads spend 400–600 ms of system time for the 1,000 files, where git\'s whole checkout uses 70–120 ms; that work is shared between both cores and grows with the filesystem\'s recent deletions, so the ratio moves with the other tenants\' load. ' +
-      'Partial runs have measured 1.03× to 1.59×; the full run that wrote this page is in the table.',
+      'The two full runs before this one measured 0.89× and 1.21×, two partial runs on the same day 0.99× (614 against 618 ms, a few minutes after other runs had deleted many files) and 0.89× (344 against 385 ms); the full run that wrote this page is in the table.',
   },
   {
     report: 'capture',
@@ -73,7 +73,9 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
       'Capture rewind (issue 6): the plan checks every path of the scope with one batch of plain `lstat` calls, as `git checkout` checks its index, and settles untouched paths without further work; the batch runs on two worker threads from 8,192 paths on (over the real tree\'s 3,538 paths, this thread alone planned in 73–74 ms against 85–93 ms with workers, medians of alternating rewinds; over 20,000 the workers won, 155 ms against 212). ' +
       'The targets of the changed files are the first scan\'s versions, which live in 128 KiB compressed bundles. With changes spread over the tree, as the benchmark\'s random edits are, reading them inflated most bundles: 9.7 MB of inflation for the 169 files of the real tree. ' +
       'So when a file changes, its previous version (inflated anyway, to store the new version as a delta against it) is stored again, compressed on its own, and read from there: the same rewind then inflates 1.9 MB, most of it for the deleted files, whose versions stay in their bundles. In a script that rewound the real tree took 150–195 ms instead of 239–316 ms (git: 128–187 ms), and the store grew 5%. ' +
-      'What is left is the atomic writes of the changed files (see the rewind of 1,000 files) and garbage collection: `--trace-gc` shows scavenges of 12–19 ms and a mark-compact of about 20 ms in most rewinds. ' +
+      'Such a bundle of one is inflated for its one member into a buffer of its own, neither kept in the bundle cache (where it pushed out the shared bundles other members need) nor copied out of it: the target reads of the real tree, 152 files and 3.85 MB, took 21–38 ms per rewind instead of 36–47 ms. ' +
+      'What is left, by profile over six rewinds of the real tree: the `lstat` of every path (about 23 ms, where git\'s C loop needs a few), inflating those 3.85 MB (6 ms when warm, up to 27 ms in a rewind that follows a pause), handing the bytes to the writing threads (about 18 ms), the atomic writes of the changed files (see the rewind of 1,000 files) and garbage collection: `--trace-gc` shows scavenges of 12–19 ms and a mark-compact of about 20 ms in most rewinds. ' +
+      'Reading the bundles on the thread pool with read-ahead was measured first and not built: 147 inflations on the pool took longer (12–34 ms) than on this thread (6–22 ms). ' +
       'Bundles of 32 KiB would cut the inflation of the deleted files\' versions too, but they grew the store by 7–9% and, measured earlier, slowed the first scan, so they were not kept.',
   },
   {
@@ -88,7 +90,8 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
     label: '20,000 files',
     text:
       'Per-turn checkpoint at 20,000 files (issue 9, item 1): rewindable\'s checkpoint does not grow with the project (it looks only at the 20 tracked files: a plain `lstat` of each, then a read, hash and backup of the 5 changed ones, one pack append and one log append; strace counts 91 system calls, 53 of them `statx`), so the ratio follows git\'s own time and rewindable\'s few milliseconds, both of which move with the machine\'s load: full runs have measured git at 229–281 ms and rewindable at 4.5–6.2 ms, 40.3–61.0× in all. ' +
-      'The same checkpoint takes 2–3 ms in a script on its own (1.2 ms of it looking at the files, by profile); in the benchmark\'s process, which holds three projects and their shadow repositories, it takes twice that.',
+      'The same checkpoint takes about 2 ms when the processor has just been busy, and 3.3–3.5 ms right after a 2-second pause, as in the benchmark\'s realistic turns: in a script, eight checkpoints after a pause had a median of 3.45 ms, eight after a 50 ms busy loop 1.85 ms. In one instrumented run of the benchmark, its \'none\' checkpoint had a median of 4.1 ms (2.8–5.0) when it came first after the pause and 2.9 ms when it followed the \'full\' one. ' +
+      'An idle virtual processor comes back with cold caches, and a checkpoint is a few milliseconds of many small steps; git pays the same once in 200 ms. The pack append is now one `writev` however many files changed (five before, one per backup).',
   },
   {
     report: 'capture',

@@ -166,7 +166,8 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
     const gitSize = sessions.git.git!.size();
 
     // Rewind the scope to the first checkpoint; untimed, undo it (back to the latest) and let the files age.
-    const rewindRounds = context.quick ? 1 : 3;
+    // Five rounds: with three, the median of either side moved by a fifth between full runs.
+    const rewindRounds = context.quick ? 1 : 5;
     const rewinds: Record<Contender, number[]> = { none: [], full: [], git: [] };
     for (let round = 0; round < rewindRounds; round++) {
       await sleep(settleMs);
