@@ -39,7 +39,8 @@ export class PinnedDirectory {
     }
     const pinned = new PinnedDirectory(directory, fd);
     try {
-      if (!fs.fstatSync(fd).isDirectory()) {
+      // With O_DIRECTORY the open itself refuses anything else.
+      if (directoryFlag === 0 && !fs.fstatSync(fd).isDirectory()) {
         pinned.close();
         return 'not-directory';
       }
