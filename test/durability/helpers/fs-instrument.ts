@@ -12,6 +12,7 @@ import fs from 'node:fs';
 export const mutatingCalls = [
   'openSync',
   'writeSync',
+  'writevSync',
   'writeFileSync',
   'renameSync',
   'unlinkSync',
