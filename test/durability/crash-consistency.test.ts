@@ -150,12 +150,24 @@ async function killAndCheck(durability: 'full' | 'none', killAt: number | 'after
       killAt === 'after-rewind-end' ? { ...config(sandbox, durability, null), killAfterRewindEnd: true } : config(sandbox, durability, killAt),
     );
     const context = `durability ${durability}, killed ${killAt === 'after-rewind-end' ? 'right after the first rewind-end record was written' : `before library fs call ${killAt}`}`;
+    const finished = run.lines.at(-1);
+    if (run.signal === null && typeof killAt === 'number' && finished?.finished === true && typeof finished.calls === 'number' && killAt > finished.calls) {
+      // The racy-timestamp rule re-reads a file written moments before a call, so a run can make a call or
+      // two fewer than the run that set the kill points: a point past this run's last call was never reached.
+      // The run must still have finished whole, a few calls short at most.
+      expect(killAt - finished.calls, `${context}: the run made only ${finished.calls} calls`).toBeLessThanOrEqual(pastTheEndSlack);
+      expect(sandbox.files(), context).toEqual(expected.at(-1));
+      return 'past-the-end';
+    }
     expect(run.signal, `${context}: ${run.stderr}`).toBe('SIGKILL');
     return await checkAfterKill(sandbox, reportsOf(run), context);
   } finally {
     sandbox.dispose();
   }
 }
+
+/** Calls a run may fall short of the run that set the kill points (see killAndCheck). */
+const pastTheEndSlack = 8;
 
 function tally(outcomes: string[]): Record<string, number> {
   const counts: Record<string, number> = {};
