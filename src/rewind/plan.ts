@@ -77,7 +77,12 @@ export interface PlannedChange {
 export interface RewindPlan {
   changes: PlannedChange[];
   skipped: SkippedPath[];
-  /** Every tracked path with its state right now, in the order first tracked (the pre-rewind checkpoint records these). */
+  /**
+   * Tracked paths with their state right now, in the order first tracked, for
+   * the pre-rewind checkpoint to record. Left out: paths found still as last
+   * seen whose latest recorded state that is, which have nothing to record
+   * (most of a large capture scope, kept from making an object each).
+   */
   observations: Array<{ tracked: TrackedPath; observation: ObservedPath }>;
 }
 
@@ -112,19 +117,22 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   // (A plan with no directory cache, the diff's, wants every file's bytes and looks at each closely.)
   const unchanged = context.directories === undefined ? tracked.map(() => false) : await unchangedSinceLastSeen(tracked, context.directories);
   // Most paths of a large scope are unchanged and already at their target: settled here, with nothing to read or write.
-  const outcomes = new Array<PathOutcome>(tracked.length);
+  const outcomes = new Array<PathOutcome | undefined>(tracked.length);
   const unsettled: number[] = [];
   tracked.forEach((path, index) => {
-    const settled = unchanged[index]! ? settledOutcome(path, context.state.versionAt(path, targetIndex).state) : undefined;
-    if (settled !== undefined) outcomes[index] = settled;
-    else unsettled.push(index);
+    if (!unchanged[index]! || !isSettled(path, context.state.versionAt(path, targetIndex).state)) unsettled.push(index);
   });
   // Changes and skips are reported (and applied) in path order; only these need sorting, not the whole scope.
   unsettled.sort((a, b) => (tracked[a]!.path < tracked[b]!.path ? -1 : tracked[a]!.path > tracked[b]!.path ? 1 : 0));
   const concurrency = planConcurrency(context, unsettled.map((index) => tracked[index]!), targetIndex);
   const planned = await mapConcurrently(unsettled, concurrency, (index) => planPath(context, tracked[index]!, targetIndex, unchanged[index]!));
   unsettled.forEach((index, at) => (outcomes[index] = planned[at]!));
-  const plan: RewindPlan = { changes: [], skipped: [], observations: outcomes.map((outcome, index) => ({ tracked: tracked[index]!, observation: outcome.observation })) };
+  const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
+  tracked.forEach((path, index) => {
+    const outcome = outcomes[index];
+    if (outcome !== undefined) plan.observations.push({ tracked: path, observation: outcome.observation });
+    else if (!sameState(path.lastSeen!.state, context.state.latestVersion(path).state)) plan.observations.push({ tracked: path, observation: asLastSeen(path.lastSeen!) });
+  });
   for (const outcome of planned) {
     if (outcome.change !== undefined) plan.changes.push(outcome.change);
     if (outcome.skipped !== undefined) plan.skipped.push(outcome.skipped);
@@ -154,10 +162,8 @@ interface PathOutcome {
 }
 
 /** A path unchanged since last seen (one link, a regular file) whose target is what it holds: nothing to do. */
-function settledOutcome(tracked: TrackedPath, target: FileState): PathOutcome | undefined {
-  const seen = tracked.lastSeen!;
-  if ((target.kind !== 'file' && target.kind !== 'absent') || !sameState(seen.state, target)) return undefined;
-  return { observation: asLastSeen(seen) };
+function isSettled(tracked: TrackedPath, target: FileState): boolean {
+  return (target.kind === 'file' || target.kind === 'absent') && sameState(tracked.lastSeen!.state, target);
 }
 
 async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, knownUnchanged: boolean): Promise<PathOutcome> {
