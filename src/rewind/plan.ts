@@ -80,8 +80,8 @@ export interface RewindPlan {
   /**
    * Tracked paths with their state right now, in the order first tracked, for
    * the pre-rewind checkpoint to record. Left out: paths found still as last
-   * seen whose latest recorded state that is, which have nothing to record
-   * (most of a large capture scope, kept from making an object each).
+   * seen when that is also their latest recorded state. They have nothing to
+   * record, and on a large capture scope they are nearly all the paths.
    */
   observations: Array<{ tracked: TrackedPath; observation: ObservedPath }>;
 }
