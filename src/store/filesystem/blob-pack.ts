@@ -295,7 +295,7 @@ export class BlobPack {
     if (entry === undefined || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
     if (entry.kind === 'member') {
       // A bundle of one is read for its one member: inflated into a buffer of its own, neither kept nor copied.
-      const data = entry.alone ? this.inflateBundle(entry.bundleOffset, entry.size, false) : this.bundleData(entry.bundleOffset, entry.start + entry.size);
+      const data = entry.alone ? this.inflateBundle(entry.bundleOffset) : this.bundleData(entry.bundleOffset, entry.start + entry.size);
       if (entry.start + entry.size > data.length) throw new Error(`bundle at ${entry.bundleOffset} is shorter than its table says`);
       if (entry.alone && entry.start === 0 && entry.size === data.length) return data;
       return Buffer.from(data.subarray(entry.start, entry.start + entry.size));
@@ -328,11 +328,11 @@ export class BlobPack {
       if (cached.length >= needed) return this.keepBundle(offset, cached);
     }
     // Only the first time: a bundle inflated in part before has members wanted further on; inflate it whole.
-    return this.keepBundle(offset, this.inflateBundle(offset, needed, cached === undefined));
+    return this.keepBundle(offset, this.inflateBundle(offset, cached === undefined ? needed : undefined));
   }
 
-  /** Inflates the bundle at `offset`: at least its first `needed` bytes when `partly`, otherwise all of it. */
-  private inflateBundle(offset: number, needed: number, partly: boolean): Buffer {
+  /** Inflates the bundle at `offset`: all of it, or, given `needed`, perhaps only a first part that holds that many bytes. */
+  private inflateBundle(offset: number, needed?: number): Buffer {
     const header = readAt(this.fd, offset, headerSize + 4); // and the member count that starts the payload
     const payloadLength = header.readUIntLE(48, 6);
     const count = header.readUInt32LE(headerSize);
@@ -346,11 +346,11 @@ export class BlobPack {
     const chunkSize = rawLength < maxSingleChunk ? Math.max(zlibConstants.Z_MIN_CHUNK, rawLength + 1) : zlibConstants.Z_DEFAULT_CHUNK;
     const compressedStart = offset + headerSize + tableLength;
     const compressedLength = payloadLength - tableLength;
-    const prefixLength = Math.ceil((compressedLength * needed * prefixMargin) / Math.max(rawLength, 1)) + prefixSlackBytes;
-    if (partly && prefixLength < compressedLength) {
+    const prefixLength = needed === undefined ? undefined : Math.ceil((compressedLength * needed * prefixMargin) / Math.max(rawLength, 1)) + prefixSlackBytes;
+    if (prefixLength !== undefined && prefixLength < compressedLength) {
       // Z_SYNC_FLUSH: a cut stream gives what it holds instead of an error.
       const data = inflateRawSync(readAt(this.fd, compressedStart, prefixLength), { chunkSize, finishFlush: zlibConstants.Z_SYNC_FLUSH });
-      if (data.length >= needed) return data;
+      if (data.length >= needed!) return data;
     }
     return inflateRawSync(readAt(this.fd, compressedStart, compressedLength), { chunkSize });
   }
