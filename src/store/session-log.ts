@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
 import { knownRecordTypes, logRecordSchema, type FileState, type LogRecord } from '../schemas.js';
 import type { AppendOptions, BlobWrite, SessionKey, StorageAdapter, StoreEntry } from './storage-adapter.js';
@@ -98,7 +98,8 @@ function isSystemError(error: unknown): boolean {
 }
 
 export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  // One call with no Hash object to create and finish: a tracked Edit hashes twice, a scan thousands of times.
+  return crypto.hash('sha256', bytes, 'hex');
 }
 
 /** Hashes of the backups a record names. */
