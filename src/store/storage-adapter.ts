@@ -34,6 +34,7 @@ export interface StoredSessionInfo {
 export interface BlobWrite {
   /** SHA-256 of `bytes`, lowercase hex. */
   readonly hash: string;
+  /** Never changed once handed over: an adapter may keep the buffer itself. */
   readonly bytes: Uint8Array;
   /**
    * A blob of the same session this one is likely similar to (the previous

@@ -42,6 +42,8 @@ const prefixMargin = 1.2;
 const prefixSlackBytes = 2048;
 /** Recently used contents kept in memory (see `recent`). */
 const recentLimitBytes = 4 * 1024 * 1024;
+/** How much larger than a blob its buffer may be for the pack to keep the buffer itself (`keepable`). */
+const keepSlackBytes = 4096;
 /** Inflated bundles kept in memory (see `bundles`): sixteen bundles of the usual 128 KiB. */
 const bundleCacheBytes = 2 * 1024 * 1024;
 
@@ -141,7 +143,7 @@ export class BlobPack {
       if (this.index.has(blob.hash)) continue;
       if (blob.similarTo !== undefined) this.takeOutOfBundle(blob.similarTo);
       this.appendEntry(blob);
-      this.remember(blob.hash, Buffer.from(blob.bytes)); // a copy: the caller may reuse its buffer
+      this.remember(blob.hash, keepable(blob.bytes));
     }
     this.writeStaged();
   }
@@ -371,6 +373,20 @@ export class BlobPack {
     }
     return data;
   }
+}
+
+/**
+ * The bytes of an appended blob, to keep for later deltas: the caller's own
+ * buffer when it holds little more than them (a file read whole), as blob
+ * bytes never change once handed to the store (`BlobWrite`) and a copy of
+ * every backup only cost each tracked Edit time; a copy when they are a
+ * view into something larger (a bundle, a batch of files), which keeping
+ * the view would keep alive.
+ */
+function keepable(bytes: Uint8Array): Buffer {
+  const slack = bytes.buffer.byteLength - bytes.byteLength;
+  if (slack <= keepSlackBytes && !(bytes.buffer instanceof SharedArrayBuffer)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Buffer.from(bytes);
 }
 
 function encodeHeader(header: { kind: number; depth: number; hash: string | undefined; size: number; payloadLength: number }): Buffer {

@@ -188,7 +188,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     const isNewPack = !writePacks.has(key.sessionId) && !fs.existsSync(packPath(key));
     const pack = writePack(key);
     pack.append(small.filter((blob) => blob.compress !== true));
-    await appendBundles(pack, small.filter((blob) => blob.compress === true));
+    const bulk = small.filter((blob) => blob.compress === true);
+    if (bulk.length > 0) await appendBundles(pack, bulk);
     if (!durable) return async () => {};
     return async () => {
       try {
