@@ -93,9 +93,29 @@ export function canonicalLocation(absolute: string): string {
 
 /** Paths in the log are relative to the project root (so a moved project keeps its history), or absolute for extra roots. */
 export function toStoredPath(absolute: string, root: string): string {
+  // The usual case, a canonical path below the root: the rest of the string as it is, with nothing to resolve
+  // (`path.relative` resolves both paths, a few microseconds on every backup and every record).
+  if (isPlainRoot(root) && absolute.length > root.length + 1 && absolute.charCodeAt(root.length) === slash && absolute.startsWith(root)) {
+    const rest = absolute.slice(root.length + 1);
+    if (!rest.startsWith('..') && isPlain(rest)) return rest;
+  }
   return isInside(absolute, root) ? path.relative(root, absolute).split(path.sep).join('/') : absolute;
 }
 
 export function fromStoredPath(stored: string, root: string): string {
+  if (stored !== '' && stored.charCodeAt(0) !== slash && isPlainRoot(root) && isPlain(stored)) return `${root}/${stored}`;
   return path.isAbsolute(stored) ? stored : path.join(root, ...stored.split('/'));
+}
+
+const slash = 0x2f;
+/** A `.` or `..` segment, an empty one, or a trailing separator: something `path.join` or `path.relative` would change. */
+const unnormalized = /(?:^|\/)\.\.?(?:\/|$)|\/\/|\/$/;
+
+function isPlain(relativeOrAbsolute: string): boolean {
+  return !unnormalized.test(relativeOrAbsolute);
+}
+
+/** A root the shortcuts of `toStoredPath` and `fromStoredPath` give the same answers for: POSIX, normalized, not `/` itself. */
+function isPlainRoot(root: string): boolean {
+  return path.sep === '/' && root.length > 1 && root.charCodeAt(0) === slash && isPlain(root);
 }
