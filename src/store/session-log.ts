@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
-import { knownRecordTypes, logRecordSchema, type FileState, type LogRecord } from '../schemas.js';
+import { knownRecordTypes, logRecordSchema, type LogRecord } from '../schemas.js';
 import type { AppendOptions, BlobWrite, SessionKey, StorageAdapter, StoreEntry } from './storage-adapter.js';
 
 export type BlobRead = { ok: true; bytes: Buffer } | { ok: false; reason: string };
@@ -104,8 +104,14 @@ export function sha256(bytes: Uint8Array): string {
 
 /** Hashes of the backups a record names. */
 export function blobsNamedBy(record: LogRecord): string[] {
-  if (record.type === 'scan-backups') return record.files.map((file) => file[1]);
-  const states: FileState[] =
-    record.type === 'track' ? [record.state] : record.type === 'checkpoint' ? record.files.map((file) => file.state) : [];
-  return states.flatMap((state) => (state.kind === 'file' ? [state.sha256] : []));
+  switch (record.type) {
+    case 'scan-backups':
+      return record.files.map((file) => file[1]);
+    case 'track':
+      return record.state.kind === 'file' ? [record.state.sha256] : [];
+    case 'checkpoint':
+      return record.files.flatMap((file) => (file.state.kind === 'file' ? [file.state.sha256] : []));
+    default:
+      return [];
+  }
 }

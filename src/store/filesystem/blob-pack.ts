@@ -47,9 +47,16 @@ const keepSlackBytes = 4096;
 /** Inflated bundles kept in memory (see `bundles`): sixteen bundles of the usual 128 KiB. */
 const bundleCacheBytes = 2 * 1024 * 1024;
 
-type PackEntry =
-  | { kind: typeof kindFull | typeof kindDelta; offset: number; depth: number; size: number; payloadLength: number }
-  | { kind: 'member'; bundleOffset: number; start: number; size: number; alone: boolean };
+/** A full or delta entry of its own. */
+interface StoredEntry {
+  kind: typeof kindFull | typeof kindDelta;
+  offset: number;
+  depth: number;
+  size: number;
+  payloadLength: number;
+}
+
+type PackEntry = StoredEntry | { kind: 'member'; bundleOffset: number; start: number; size: number; alone: boolean };
 
 export interface PackBlob {
   hash: string;
@@ -151,7 +158,8 @@ export class BlobPack {
   /** Stages one blob as a full or delta entry and points the index at it. */
   private appendEntry(blob: PackBlob): void {
     const { header, payload, entry } = this.encode(blob);
-    this.point(blob.hash, { ...entry, offset: this.stage(header, payload) });
+    entry.offset = this.stage(header, payload);
+    this.point(blob.hash, entry);
   }
 
   /**
@@ -199,7 +207,7 @@ export class BlobPack {
       start += member.bytes.length;
     });
     const payload = Buffer.concat([table, compressed]);
-    const header = encodeHeader({ kind: kindBundle, depth: 0, hash: undefined, size: start, payloadLength: payload.length });
+    const header = encodeHeader(kindBundle, 0, undefined, start, payload.length);
     const bundleOffset = this.stage(header, payload);
     start = 0;
     for (const member of members) {
@@ -255,7 +263,7 @@ export class BlobPack {
     this.length += bytes;
   }
 
-  private encode(blob: PackBlob): { header: Buffer; payload: Buffer; entry: Extract<PackEntry, { kind: 0 | 1 }> } {
+  private encode(blob: PackBlob): { header: Buffer; payload: Buffer; entry: StoredEntry } {
     const content = Buffer.from(blob.bytes.buffer, blob.bytes.byteOffset, blob.bytes.byteLength);
     const base = blob.similarTo === undefined ? undefined : this.index.get(blob.similarTo);
     const baseDepth = base === undefined ? undefined : base.kind === 'member' ? 0 : base.depth;
@@ -271,12 +279,12 @@ export class BlobPack {
         payload.writeUIntLE(prefix, 32, 6);
         payload.writeUIntLE(suffix, 38, 6);
         middle.copy(payload, 44);
-        const entry = { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length } as const;
-        return { header: encodeHeader({ ...entry, hash: blob.hash }), payload, entry };
+        const entry: StoredEntry = { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length };
+        return { header: encodeHeader(kindDelta, entry.depth, blob.hash, entry.size, entry.payloadLength), payload, entry };
       }
     }
-    const entry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length } as const;
-    return { header: encodeHeader({ ...entry, hash: blob.hash }), payload: content, entry };
+    const entry: StoredEntry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length };
+    return { header: encodeHeader(kindFull, 0, blob.hash, entry.size, entry.payloadLength), payload: content, entry };
   }
 
   private remember(hash: string, content: Buffer): void {
@@ -389,15 +397,16 @@ function keepable(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes);
 }
 
-function encodeHeader(header: { kind: number; depth: number; hash: string | undefined; size: number; payloadLength: number }): Buffer {
-  const bytes = Buffer.alloc(headerSize);
+/** An entry's header. A slice of Node's shared pool, zeroed here: one is encoded for every backup. */
+function encodeHeader(kind: number, depth: number, hash: string | undefined, size: number, payloadLength: number): Buffer {
+  const bytes = Buffer.allocUnsafe(headerSize).fill(0);
   magic.copy(bytes, 0);
   bytes[4] = formatVersion;
-  bytes[5] = header.kind;
-  bytes[6] = header.depth;
-  if (header.hash !== undefined) bytes.write(header.hash, 8, 32, 'hex');
-  bytes.writeUIntLE(header.size, 40, 6);
-  bytes.writeUIntLE(header.payloadLength, 48, 6);
+  bytes[5] = kind;
+  bytes[6] = depth;
+  if (hash !== undefined) bytes.write(hash, 8, 32, 'hex');
+  bytes.writeUIntLE(size, 40, 6);
+  bytes.writeUIntLE(payloadLength, 48, 6);
   bytes.writeUInt32LE(crc32(bytes.subarray(0, 64)), 64);
   return bytes;
 }

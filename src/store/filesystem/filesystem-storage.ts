@@ -20,6 +20,8 @@ const deflateRaw = promisify(zlib.deflateRaw);
  * 32 KiB, so larger ones would barely compress better.
  */
 const bundleBytes = 128 * 1024;
+/** The flush of an append that stored nothing in the pack, or of any append with durability 'none'. */
+const nothingToFlush = async (): Promise<void> => {};
 
 export interface FilesystemStorageOptions {
   /**
@@ -79,6 +81,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   const durability = options.durability ?? 'full';
   const durable = durability === 'full';
   const looseBlobMinBytes = options.looseBlobMinBytes ?? 1024 * 1024;
+  /** A blob appended to the pack as it is: neither a loose file of its own nor compressed in a bundle. */
+  const goesToPackAsIs = (blob: BlobWrite) => blob.bytes.length < looseBlobMinBytes && blob.compress !== true;
   const projectsDirectory = path.join(directory, 'projects');
   const blobsDirectory = path.join(directory, 'blobs');
   const packsDirectory = path.join(blobsDirectory, 'packs');
@@ -177,21 +181,35 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
    * small ones are appended to the session's pack.
    */
   async function storeBlobs(key: SessionKey, blobs: readonly BlobWrite[]): Promise<() => Promise<void>> {
-    const small: BlobWrite[] = [];
+    const plain: BlobWrite[] = [];
+    const bulk: BlobWrite[] = [];
     for (const blob of blobs) {
       if (blob.bytes.length >= looseBlobMinBytes) await writeLooseBlob(blobsDirectory, blob.hash, blob.bytes, durable);
-      else small.push(blob);
+      else if (blob.compress === true) bulk.push(blob);
+      else plain.push(blob);
     }
-    if (small.length === 0) return async () => {};
+    if (plain.length === 0 && bulk.length === 0) return nothingToFlush;
+    const { pack, flush } = packFor(key);
+    if (plain.length > 0) pack.append(plain);
+    if (bulk.length > 0) await appendBundles(pack, bulk);
+    return flush;
+  }
+
+  /** `storeBlobs` for blobs that all go to the pack as they are: nothing to wait for, so no await (a tool's first backup). */
+  function storeSmallBlobs(key: SessionKey, blobs: readonly BlobWrite[]): () => Promise<void> {
+    const { pack, flush } = packFor(key);
+    pack.append(blobs);
+    return flush;
+  }
+
+  /** The session's pack, opened for appending, and what makes its appended entries durable. */
+  function packFor(key: SessionKey): { pack: BlobPack; flush: () => Promise<void> } {
     const failure = packFailures.get(key.sessionId);
     if (failure !== undefined) throw storeIoError('store a backup (an earlier flush of the pack failed; reopen the session)', failure);
     const isNewPack = !writePacks.has(key.sessionId) && !fs.existsSync(packPath(key));
     const pack = writePack(key);
-    pack.append(small.filter((blob) => blob.compress !== true));
-    const bulk = small.filter((blob) => blob.compress === true);
-    if (bulk.length > 0) await appendBundles(pack, bulk);
-    if (!durable) return async () => {};
-    return async () => {
+    if (!durable) return { pack, flush: nothingToFlush };
+    const flush = async () => {
       try {
         await pack.flush();
         if (isNewPack) await flushDirectory(packsDirectory);
@@ -200,6 +218,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         throw error;
       }
     };
+    return { pack, flush };
   }
 
   /**
@@ -240,7 +259,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       const appender = entries.length === 0 ? undefined : (appenders.get(keyString(key)) ?? (await openAppender(key)));
       if (appender?.failure !== undefined) throw storeIoError('append to the session log (an earlier flush failed; reopen the session)', appender.failure);
       // Blob bytes reach the OS before the lines that name them, so a killed process never leaves a line without its blob.
-      const flushBlobs = await storeBlobs(key, blobs);
+      const flushBlobs = blobs.length === 0 ? nothingToFlush : blobs.every(goesToPackAsIs) ? storeSmallBlobs(key, blobs) : await storeBlobs(key, blobs);
       if (appender === undefined) return flushBlobs();
       const bytes = Buffer.from(entries.map(encodeLine).join(''));
       const before = appender.length;
