@@ -437,9 +437,11 @@ export class CheckpointManager {
     return session;
   }
 
-  private async session(): Promise<Session | undefined> {
+  private session(): Promise<Session | undefined> {
     if (this.closed) {
-      throw new RewindableError(RewindableErrorCode.CLOSED, `The CheckpointManager of session ${this.sessionId} is closed; create a new one with resume to continue.`);
+      return Promise.reject(
+        new RewindableError(RewindableErrorCode.CLOSED, `The CheckpointManager of session ${this.sessionId} is closed; create a new one with resume to continue.`),
+      );
     }
     return this.opening;
   }
@@ -455,15 +457,15 @@ export class CheckpointManager {
     return options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts);
   }
 
-  private async writableSession(action: string): Promise<Session | undefined> {
-    const session = await this.session();
-    if (this.options.readOnly) {
+  /** The session, once open, unless it is read-only. Not an async function: a tracked Edit asks for it on every call. */
+  private writableSession(action: string): Promise<Session | undefined> {
+    if (!this.options.readOnly) return this.session();
+    return this.session().then(() => {
       throw new RewindableError(
         RewindableErrorCode.READ_ONLY,
         `Session ${this.sessionId} was opened read-only, so ${action} cannot write to it. Open it without readOnly (it must not be open elsewhere).`,
       );
-    }
-    return session;
+    });
   }
 }
 
