@@ -7,7 +7,7 @@ import { RewindableError, storeIoError } from '../../errors.js';
 import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
 import { BlobPack } from './blob-pack.js';
-import { encodeLine, parseLog } from './log-lines.js';
+import { encodeLines, parseLog } from './log-lines.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock } from './session-lock.js';
 
@@ -261,7 +261,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       // Blob bytes reach the OS before the lines that name them, so a killed process never leaves a line without its blob.
       const flushBlobs = blobs.length === 0 ? nothingToFlush : blobs.every(goesToPackAsIs) ? storeSmallBlobs(key, blobs) : await storeBlobs(key, blobs);
       if (appender === undefined) return flushBlobs();
-      const bytes = Buffer.from(entries.map(encodeLine).join(''));
+      const bytes = encodeLines(entries);
       const before = appender.length;
       try {
         writeAll(appender.fd, bytes);

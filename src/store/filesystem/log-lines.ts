@@ -13,10 +13,30 @@ const crcSuffixLength = ',"crc":"00000000"}'.length;
 const crcSuffixPattern = /,"crc":"([0-9a-f]{8})"\}$/;
 
 export function encodeLine(entry: StoreEntry): string {
-  if ('crc' in entry) throw new TypeError('A log entry may not have its own "crc" field.');
-  const json = JSON.stringify(entry);
-  const crc = crc32(json).toString(16).padStart(8, '0');
-  return `${json.slice(0, -1)},"crc":"${crc}"}\n`;
+  return encodeLines([entry]).toString('utf8');
+}
+
+/**
+ * Lines for `entries`, back to back, encoded straight into one buffer: each
+ * entry's JSON, its checksum computed over those bytes, then the checksum
+ * written over the closing brace. An append writes this buffer as it is.
+ */
+export function encodeLines(entries: readonly StoreEntry[]): Buffer {
+  const texts = entries.map((entry) => {
+    if ('crc' in entry) throw new TypeError('A log entry may not have its own "crc" field.');
+    return JSON.stringify(entry);
+  });
+  let length = 0;
+  for (const text of texts) length += Buffer.byteLength(text) - 1 + crcSuffixLength + 1;
+  const bytes = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const text of texts) {
+    const written = bytes.write(text, at);
+    const crc = crc32(bytes.subarray(at, at + written)).toString(16).padStart(8, '0');
+    at += written - 1; // the closing brace makes way for the checksum
+    at += bytes.write(`,"crc":"${crc}"}\n`, at, 'latin1');
+  }
+  return bytes;
 }
 
 function decodeLine(line: string): StoreEntry | undefined {
