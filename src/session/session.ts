@@ -249,15 +249,18 @@ export class Session {
    * `compress` marks bulk backups (a first scan) worth compressing.
    */
   async queueBackup(observation: ObservedPath, batch: BlobBatch, previous?: FileState, compress = false): Promise<void> {
+    if (observation.state.kind === 'file' && batch.has(observation.state.sha256)) return;
+    const blob = this.backupOf(observation);
+    if (blob === undefined) return;
+    await batch.add({ ...blob, ...(previous?.kind === 'file' ? { similarTo: previous.sha256 } : {}), ...(compress ? { compress: true } : {}) });
+  }
+
+  /** The blob that backs `observation` up, or undefined when there are no bytes to keep or the store has them. */
+  backupOf(observation: ObservedPath): BlobWrite | undefined {
     const state = observation.state;
-    if (state.kind !== 'file' || this.storedBlobs.has(state.sha256) || batch.has(state.sha256)) return;
+    if (state.kind !== 'file' || this.storedBlobs.has(state.sha256)) return undefined;
     if (observation.content === undefined) throw new Error(`internal: no bytes read for ${state.sha256}`);
-    await batch.add({
-      hash: state.sha256,
-      bytes: observation.content,
-      ...(previous?.kind === 'file' ? { similarTo: previous.sha256 } : {}),
-      ...(compress ? { compress: true } : {}),
-    });
+    return { hash: state.sha256, bytes: observation.content };
   }
 
   storedPath(absolute: string): string {

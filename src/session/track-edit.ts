@@ -41,8 +41,8 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
     assertTrackable(asGiven, { kind: 'too-large', size: observation.state.size }, session.maxFileBytes, undefined);
   }
   assertTrackable(asGiven, observation.state, session.maxFileBytes, observation.reason);
-  const batch = session.newBlobBatch();
-  await session.queueBackup(observation, batch);
+  // One blob at most: no batch to collect it in.
+  const backup = session.backupOf(observation);
   const record: TrackRecord = {
     type: 'track',
     checkpointId: checkpoint.id,
@@ -56,7 +56,7 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
     const written: FileState = { kind: 'file', sha256: sha256(intended.content), size: intended.content.length, mode: intended.mode };
     records.push(writeRecord(record.path, written, intended));
   }
-  await session.append(records, batch.take());
+  await session.append(records, backup === undefined ? [] : [backup]);
   return intended !== undefined;
 }
 
