@@ -27,6 +27,7 @@ export function encodeLines(entries: readonly StoreEntry[]): Buffer {
     return JSON.stringify(entry);
   });
   let length = 0;
+  // Per line: the JSON without its closing brace, the checksum field with its own brace, a newline.
   for (const text of texts) length += Buffer.byteLength(text) - 1 + crcSuffixLength + 1;
   const bytes = Buffer.allocUnsafe(length);
   let at = 0;
