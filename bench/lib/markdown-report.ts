@@ -64,7 +64,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
       'A file whose stat signature vouches for content the store already holds (the usual case: the checkpoint of the message asking to rewind stored it) is not read then; it is read, for its statistics, just before its own write, while the workers write the ones before. ' +
       'Since the racy window follows the filesystem (50 ms on ext4 instead of 2 s), the workers do not read and hash the files again either. ' +
       'What remains is the kernel work of the atomic writes: counted per thread over a rewind, the worker threads spend 400–600 ms of system time for the 1,000 files, where git\'s whole checkout uses 70–120 ms; that work is shared between both cores and grows with the filesystem\'s recent deletions, so the ratio moves with the other tenants\' load. ' +
-      'The two full runs before this one measured 0.89× and 1.21×, two partial runs on the same day 0.99× (614 against 618 ms, a few minutes after other runs had deleted many files) and 0.89× (344 against 385 ms); the full run that wrote this page is in the table.',
+      'The four full runs before this one, of nearly the same code, measured 0.70–1.12× (283–451 ms against 293–463 ms for git); the full run that wrote this page is in the table.',
   },
   {
     report: 'capture',
@@ -82,7 +82,10 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
       '(1) Exact line statistics need the current bytes of every changed file, which `git checkout` never reads: here 161 files, opened and read in about 20 ms of the plan. As the rewind before wrote them, their timestamps are too fresh to vouch for them, so they are hashed as well (about 2 ms; SPEC 4: a file modified within the timestamp granularity of its recorded stat is re-read, where git trusts any entry older than its index file). ' +
       '(2) Node\'s `lstatSync` costs 5.1 µs a call over the tree\'s 3,538 paths when warm (12.5 µs cold), a C loop 2.7 µs. ' +
       '(3) About 3,000–3,500 page faults per rewind (perf), each 13–18 µs on this virtual machine (a C loop touching fresh pages): fresh buffers for the reads, the inflation and the batches handed to the writing threads, and memory the allocator gives back between rewinds. ' +
-      'Tried and not kept: reading the targets ahead on this thread while two workers did the lstats: the plan took 92–110 ms instead of 64–83 and the rewind was no faster, the three threads sharing two cores.',
+      'Tried and not kept: reading the targets ahead on this thread while two workers did the lstats: the plan took 92–110 ms instead of 64–83 and the rewind was no faster, the three threads sharing two cores. ' +
+      'Measured later, in a script that alternated two versions rewind by rewind over the real tree: memory left untouched between rewinds faults again when touched, so keeping buffers does not spare the faults (a pool of shared buffers kept across rewinds for the batches handed to the writing threads still took about 285 faults per rewind on this thread while copying into them, as fresh buffers did); ' +
+      'reading the changed files into one reused buffer saved about 360 faults per rewind, but reading them again for the statistics cost as much (medians of 185 and 180 ms over ten rewinds each); and the read-ahead above, tried again, was slower (181 against 165 ms, with 1,000 more faults from the workers\' own allocations). ' +
+      'Rewinds are rare, so V8 optimizes their functions over several of them: in each of a script\'s fourth to sixth rewinds, 7–15 functions were compiled anew (the apply loop in 96 ms of compiler time), on the same two cores as the writes.',
   },
   {
     report: 'edit',
