@@ -56,7 +56,21 @@ interface StoredEntry {
   payloadLength: number;
 }
 
-type PackEntry = StoredEntry | { kind: 'member'; bundleOffset: number; start: number; size: number; alone: boolean };
+/**
+ * Where a bundle's compressed bytes lie and how long they inflate, taken from
+ * its table once (when the pack is opened, or the bundle written), so that
+ * reading a member is one read of the file, not three.
+ */
+interface BundleInfo {
+  offset: number;
+  compressedStart: number;
+  compressedLength: number;
+  /** The end of its furthest member: what it inflates to, as far as its table tells. */
+  rawLength: number;
+  members: number;
+}
+
+type PackEntry = StoredEntry | { kind: 'member'; bundle: BundleInfo; start: number; size: number };
 
 export interface PackBlob {
   hash: string;
@@ -186,7 +200,7 @@ export class BlobPack {
    */
   private takeOutOfBundle(hash: string): void {
     const entry = this.index.get(hash);
-    if (entry?.kind !== 'member' || entry.alone) return;
+    if (entry?.kind !== 'member' || entry.bundle.members === 1) return;
     const content = this.recent.get(hash) ?? this.resolve(hash, 0);
     this.remember(hash, content);
     const compressed = deflateRawSync(content, { level: 1 });
@@ -208,10 +222,11 @@ export class BlobPack {
     });
     const payload = Buffer.concat([table, compressed]);
     const header = encodeHeader(kindBundle, 0, undefined, start, payload.length);
-    const bundleOffset = this.stage(header, payload);
+    const offset = this.stage(header, payload);
+    const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + table.length, compressedLength: compressed.length, rawLength: start, members: members.length };
     start = 0;
     for (const member of members) {
-      this.point(member.hash, { kind: 'member', bundleOffset, start, size: member.bytes.length, alone: members.length === 1 });
+      this.point(member.hash, { kind: 'member', bundle, start, size: member.bytes.length });
       start += member.bytes.length;
     }
   }
@@ -305,9 +320,10 @@ export class BlobPack {
     if (entry === undefined || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
     if (entry.kind === 'member') {
       // A bundle of one is read for its one member: inflated into a buffer of its own, neither kept nor copied.
-      const data = entry.alone ? this.inflateBundle(entry.bundleOffset) : this.bundleData(entry.bundleOffset, entry.start + entry.size);
-      if (entry.start + entry.size > data.length) throw new Error(`bundle at ${entry.bundleOffset} is shorter than its table says`);
-      if (entry.alone && entry.start === 0 && entry.size === data.length) return data;
+      const alone = entry.bundle.members === 1;
+      const data = alone ? this.inflateBundle(entry.bundle) : this.bundleData(entry.bundle, entry.start + entry.size);
+      if (entry.start + entry.size > data.length) throw new Error(`bundle at ${entry.bundle.offset} is shorter than its table says`);
+      if (alone && entry.start === 0 && entry.size === data.length) return data;
       return Buffer.from(data.subarray(entry.start, entry.start + entry.size));
     }
     const payload = readAt(this.fd, entry.offset + headerSize, entry.payloadLength);
@@ -330,32 +346,23 @@ export class BlobPack {
    * whole bundle only if that fell short. A rewind reading one file from
    * each of a hundred bundles does half the work on average.
    */
-  private bundleData(offset: number, needed: number): Buffer {
-    const cached = this.bundles.get(offset);
+  private bundleData(bundle: BundleInfo, needed: number): Buffer {
+    const cached = this.bundles.get(bundle.offset);
     if (cached !== undefined) {
-      this.bundles.delete(offset); // most recently used again
+      this.bundles.delete(bundle.offset); // most recently used again
       this.bundleBytes -= cached.length;
-      if (cached.length >= needed) return this.keepBundle(offset, cached);
+      if (cached.length >= needed) return this.keepBundle(bundle.offset, cached);
     }
     // Only the first time: a bundle inflated in part before has members wanted further on; inflate it whole.
-    return this.keepBundle(offset, this.inflateBundle(offset, cached === undefined ? needed : undefined));
+    return this.keepBundle(bundle.offset, this.inflateBundle(bundle, cached === undefined ? needed : undefined));
   }
 
-  /** Inflates the bundle at `offset`: all of it, or, given `needed`, perhaps only a first part that holds that many bytes. */
-  private inflateBundle(offset: number, needed?: number): Buffer {
-    const header = readAt(this.fd, offset, headerSize + 4); // and the member count that starts the payload
-    const payloadLength = header.readUIntLE(48, 6);
-    const count = header.readUInt32LE(headerSize);
-    const tableLength = 4 + count * memberSize;
-    if (tableLength > payloadLength) throw new Error(`bundle at ${offset} is shorter than its table`);
-    const table = readAt(this.fd, offset + headerSize + 4, tableLength - 4);
-    let rawLength = 0;
-    for (let at = 0; at < table.length; at += memberSize) rawLength = Math.max(rawLength, table.readUIntLE(at + 32, 6) + table.readUIntLE(at + 38, 6));
+  /** Inflates a bundle: all of it, or, given `needed`, perhaps only a first part that holds that many bytes. */
+  private inflateBundle(bundle: BundleInfo, needed?: number): Buffer {
+    const { compressedStart, compressedLength, rawLength } = bundle;
     // Inflated into one buffer of the size the table gives (zlib would otherwise gather 16 KiB pieces and copy them
     // together). A damaged table is caught by the hash checks later; it must not make us allocate what it claims.
     const chunkSize = rawLength < maxSingleChunk ? Math.max(zlibConstants.Z_MIN_CHUNK, rawLength + 1) : zlibConstants.Z_DEFAULT_CHUNK;
-    const compressedStart = offset + headerSize + tableLength;
-    const compressedLength = payloadLength - tableLength;
     const prefixLength = needed === undefined ? undefined : Math.ceil((compressedLength * needed * prefixMargin) / Math.max(rawLength, 1)) + prefixSlackBytes;
     if (prefixLength !== undefined && prefixLength < compressedLength) {
       // Z_SYNC_FLUSH: a cut stream gives what it holds instead of an error.
@@ -437,11 +444,15 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
     if (end > size) break;
     if (kind === kindBundle) {
       const count = readAt(fd, offset + headerSize, 4).readUInt32LE(0);
-      if (4 + count * memberSize <= payloadLength) {
+      const tableLength = 4 + count * memberSize;
+      if (tableLength <= payloadLength) {
         const table = readAt(fd, offset + headerSize + 4, count * memberSize);
+        const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + tableLength, compressedLength: payloadLength - tableLength, rawLength: 0, members: count };
         for (let position = 0; position < count; position += 1) {
           const at = position * memberSize;
-          index.set(table.toString('hex', at, at + 32), { kind: 'member', bundleOffset: offset, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6), alone: count === 1 });
+          const member = { kind: 'member' as const, bundle, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) };
+          bundle.rawLength = Math.max(bundle.rawLength, member.start + member.size);
+          index.set(table.toString('hex', at, at + 32), member);
         }
       }
     } else if (kind === kindFull || kind === kindDelta) {
