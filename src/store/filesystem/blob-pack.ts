@@ -339,7 +339,7 @@ export class BlobPack {
   }
 
   /**
-   * The inflated bytes of the bundle at `offset`, at least its first
+   * The inflated bytes of `bundle`, at least its first
    * `needed`. Members are laid out one after another, so a member near the
    * start needs only the start of the stream: a proportional prefix of the
    * compressed bytes (with a margin) is read and inflated first, and the
