@@ -128,7 +128,9 @@ export async function walkScope(
     else inScope.push(relative);
   }
   const separator = path.sep;
-  const absolutes = inScope.map((relative) => (separator === '/' ? `${root}/${relative}` : path.join(root, ...relative.split('/'))));
+  // A loop, not `map`: optimized, that `map` deoptimized at every walk of a scope of 20,000 files.
+  const absolutes: string[] = [];
+  for (const relative of inScope) absolutes.push(separator === '/' ? `${root}/${relative}` : path.join(root, ...relative.split('/')));
   // With an index to compare with, plain lstats of the whole scope first (in one batch): most files are unchanged, and only the others need nanoseconds.
   const vouched = new Array<boolean>(inScope.length).fill(false);
   if (isUnchanged !== undefined) await glanceMany(absolutes, (index, kind, key) => (vouched[index] = kind === 'file' && isUnchanged(absolutes[index]!, key)));
