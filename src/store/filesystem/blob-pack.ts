@@ -366,10 +366,10 @@ export class BlobPack {
     const prefixLength = needed === undefined ? undefined : Math.ceil((compressedLength * needed * prefixMargin) / Math.max(rawLength, 1)) + prefixSlackBytes;
     if (prefixLength !== undefined && prefixLength < compressedLength) {
       // Z_SYNC_FLUSH: a cut stream gives what it holds instead of an error.
-      const data = inflateRawSync(readAt(this.fd, compressedStart, prefixLength), { chunkSize, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+      const data = inflateRawSync(readCompressed(this.fd, compressedStart, prefixLength), { chunkSize, finishFlush: zlibConstants.Z_SYNC_FLUSH });
       if (data.length >= needed!) return data;
     }
-    return inflateRawSync(readAt(this.fd, compressedStart, compressedLength), { chunkSize });
+    return inflateRawSync(readCompressed(this.fd, compressedStart, compressedLength), { chunkSize });
   }
 
   /** Drops the inflated bundles (the end of the operation that read them). */
@@ -484,8 +484,7 @@ function findHeader(fd: number, from: number, size: number): number | undefined 
   return undefined;
 }
 
-function readAt(fd: number, position: number, length: number): Buffer {
-  const into = Buffer.allocUnsafe(length);
+function readAt(fd: number, position: number, length: number, into = Buffer.allocUnsafe(length)): Buffer {
   let read = 0;
   while (read < length) {
     const count = fs.readSync(fd, into, read, length - read, position + read);
@@ -493,4 +492,17 @@ function readAt(fd: number, position: number, length: number): Buffer {
     read += count;
   }
   return into;
+}
+
+/**
+ * Compressed bytes on their way to `inflateRawSync`, which is done with them
+ * before it returns: read into one buffer kept for the purpose. A rewind
+ * reads a bundle for each of hundreds of files, and fresh buffers for them
+ * cost a page fault per 4 KiB each time the allocator has given the memory
+ * back in between. Larger reads get a buffer of their own.
+ */
+const compressedScratch = Buffer.allocUnsafe(256 * 1024);
+
+function readCompressed(fd: number, position: number, length: number): Buffer {
+  return length <= compressedScratch.length ? readAt(fd, position, length, compressedScratch.subarray(0, length)) : readAt(fd, position, length);
 }
