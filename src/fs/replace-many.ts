@@ -259,7 +259,8 @@ export class ReplaceMany {
  * one buffer of exactly their bytes, moved, copies each once.
  */
 function batchOf(jobs: readonly ReplaceJob[], totalBytes: number, stop: Int32Array): { batch: Batch; transfer: ArrayBuffer[] } {
-  const bytes = new Uint8Array(totalBytes);
+  // Not zero-filled (every byte is set below), and never a slice of the shared pool: it is moved to the worker.
+  const bytes = Buffer.allocUnsafeSlow(totalBytes);
   let at = 0;
   const spans = jobs.map((job) => {
     bytes.set(job.bytes, at);
