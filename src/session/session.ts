@@ -152,6 +152,11 @@ export class Session {
     this.log.storage.releaseReadCaches?.(this.log.key);
   }
 
+  /** Tells the store which backups a rewind is likely to read (a hint: `StorageAdapter.expectReads`). */
+  expectReads(hashes: readonly string[]): void {
+    if (hashes.length > 0) this.log.storage.expectReads?.(this.log.key, hashes);
+  }
+
   isStored(hash: string): boolean {
     return this.storedBlobs.has(hash);
   }

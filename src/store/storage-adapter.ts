@@ -98,6 +98,14 @@ export interface StorageAdapter {
    * bundles); called when the operation ends.
    */
   releaseReadCaches?(key: SessionKey): void;
+  /**
+   * A hint: a rewind is likely to read these stored blobs (the last content
+   * of files a scan just found deleted). An adapter that keeps blobs
+   * compressed together may store them again on their own, so that reading
+   * one does not inflate its neighbours. Never needed for correctness;
+   * unknown hashes are ignored.
+   */
+  expectReads?(key: SessionKey, hashes: readonly string[]): void;
 
   /** Every project key with at least one session (retention needs it). */
   listProjects?(): Promise<string[]>;

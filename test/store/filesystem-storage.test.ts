@@ -157,6 +157,34 @@ describe('filesystem storage', () => {
     await reader.close();
   });
 
+  it('expectReads(key, hashes) stores the named members of a bundle on their own, so reading them needs nothing else of the bundle', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const files = Array.from({ length: 30 }, (_, index) => Buffer.from(`// file ${index}\n${'export const deleted = true;\n'.repeat(80 + index)}`));
+    await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    // The last content of files a scan found deleted, and a hash the store does not hold.
+    storage.expectReads!(key, [sha(files[4]!), sha(files[21]!), sha(Buffer.from('not stored'))]);
+    await storage.close();
+
+    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const pack = fs.readFileSync(packPath);
+    expect(pack.readUInt32LE(72)).toBe(files.length);
+    const compressedStart = 72 + 4 + files.length * 44;
+    for (let at = compressedStart; at < compressedStart + 16; at += 1) pack[at] = pack[at]! ^ 0xff;
+    fs.writeFileSync(packPath, pack);
+
+    const reader = filesystemStorage({ directory });
+    const readsExactly = (bytes: Buffer) =>
+      reader.getBlob(key, sha(bytes)).then(
+        (read) => read !== null && Buffer.from(read).equals(bytes),
+        () => false,
+      );
+    expect(await readsExactly(files[5]!)).toBe(false);
+    expect(await readsExactly(files[4]!)).toBe(true);
+    expect(await readsExactly(files[21]!)).toBe(true);
+    await reader.close();
+  });
+
   it('an append whose write fails stores none of its blobs, and every blob stored before still reads (one being taken out of its bundle too)', async () => {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, durability: 'none' });

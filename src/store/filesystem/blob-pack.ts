@@ -190,6 +190,16 @@ export class BlobPack {
   }
 
   /**
+   * Stores these blobs again on their own where they are members of bundles
+   * of many (see `takeOutOfBundle`): the last content of files just deleted,
+   * which a rewind would recreate. Hashes the pack does not hold are ignored.
+   */
+  takeOut(hashes: readonly string[]): void {
+    for (const hash of hashes) this.takeOutOfBundle(hash);
+    this.writeStaged();
+  }
+
+  /**
    * The version of a file that just changed is the one a rewind wants back.
    * When it is a member of a bundle of many (a first scan's), reading it
    * means inflating that bundle up to it, and a rewind of changes spread over

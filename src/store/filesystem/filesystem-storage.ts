@@ -371,6 +371,16 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       readPacks.get(key.sessionId)?.forgetBundles();
     },
 
+    expectReads(key, hashes) {
+      const pack = writePacks.get(key.sessionId);
+      if (pack === undefined || packFailures.has(key.sessionId)) return;
+      try {
+        pack.takeOut(hashes);
+      } catch {
+        // Only a hint: a failed write leaves the pack as it was (see `writeStaged`), and the blobs in their bundles.
+      }
+    },
+
     async hasBlobs(key, hashes) {
       const present = new Set<string>();
       for (const hash of hashes) {

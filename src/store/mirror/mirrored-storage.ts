@@ -260,6 +260,11 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
       remote.releaseReadCaches?.(key);
     },
 
+    expectReads(key, hashes) {
+      // Rewinds read the local copy.
+      local.expectReads?.(key, hashes);
+    },
+
     async hasBlobs(key, hashes) {
       const present = await local.hasBlobs(key, hashes);
       const missing = hashes.filter((hash) => !present.has(hash));

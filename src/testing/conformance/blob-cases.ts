@@ -79,6 +79,31 @@ export function blobCases({ it, withStorage, reopen }: ConformanceContext): void
       assert.deepEqual(await storage.hasBlobs(kept, [shared.hash]), new Set([shared.hash]));
     }));
 
+  it('expectReads(key, hashes), a hint, leaves every blob readable with its exact bytes, stored in bulk or not', () =>
+    withStorage(async (storage) => {
+      const key = newKey();
+      const bulk = Array.from({ length: 40 }, (_, index) => blobOf(`bulk file ${index}\n`.repeat(50 + index)));
+      await storage.putBlobs(
+        key,
+        bulk.map((blob) => ({ ...blob, compress: true })),
+      );
+      const plain = blobOf(binaryBytes(3000));
+      await storage.putBlobs(key, [plain]);
+      const hinted = [bulk[3]!.hash, bulk[17]!.hash, bulk[39]!.hash, plain.hash, blobOf('never stored').hash];
+      storage.expectReads?.(key, hinted);
+      storage.expectReads?.(key, hinted); // twice: nothing changes
+      for (const blob of [...bulk, plain]) assert.deepEqual(asBuffer(await storage.getBlob(key, blob.hash)), asBuffer(blob.bytes), `blob ${blob.hash}`);
+      assert.equal(await storage.getBlob(key, blobOf('never stored').hash), null);
+      if (reopen !== undefined) {
+        const other = await reopen(storage);
+        try {
+          for (const blob of [...bulk, plain]) assert.deepEqual(asBuffer(await other.getBlob(key, blob.hash)), asBuffer(blob.bytes), `reopened: blob ${blob.hash}`);
+        } finally {
+          await other.close?.();
+        }
+      }
+    }));
+
   if (reopen !== undefined) {
     it('a second adapter over the same store reads the blobs the first stored', () =>
       withStorage(async (storage) => {
