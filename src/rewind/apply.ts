@@ -21,6 +21,8 @@ import { leftAlone, measureChange, type PlannedChange, type SkippedPath, type Ta
  * caller rolls back what was done.
  */
 
+const noBytes = new Uint8Array(0);
+
 export interface ApplyContext {
   readBlob(hash: string): Promise<BlobRead>;
   durable: boolean;
@@ -49,41 +51,8 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
     touchedDirectories.add(path.dirname(result.change.path));
   };
   // Deletions last: if a restore fails, nothing has been deleted yet.
-  const restores = changes.filter((change) => change.action !== 'delete');
-  const deletions = changes.filter((change) => change.action === 'delete');
-  // File writes run side by side (replace-many.ts); each is still checked and made on its own.
-  const replacements = new ReplaceMany(restores.length);
-  const replaced: PlannedChange[] = [];
-  for (const change of restores) {
-    if (replacements.stopped) break;
-    try {
-      const prepared = await prepareChange(context, change);
-      if ('job' in prepared) {
-        replaced.push(change);
-        await replacements.add(prepared.job);
-      } else if ('skipped' in prepared) outcome.skipped.push(prepared.skipped);
-      else applied(prepared);
-    } catch (error) {
-      outcome.failure = { path: change.path, error };
-      break;
-    }
-  }
-  for (const [index, result] of (await replacements.finish()).entries()) {
-    const change = replaced[index]!;
-    if (result.status === 'written') applied({ change, observed: result.signature === undefined ? undefined : { sig: result.signature, atNs: result.atNs } });
-    else if (result.status === 'refused') outcome.skipped.push(refusal(change, result.reason).skipped);
-    else if (result.status === 'failed') outcome.failure ??= { path: change.path, error: errorOf(result) };
-  }
-  for (const change of outcome.failure === undefined ? deletions : []) {
-    try {
-      const result = await applyChange(context, change);
-      if ('skipped' in result) outcome.skipped.push(result.skipped);
-      else applied(result);
-    } catch (error) {
-      outcome.failure = { path: change.path, error };
-      break;
-    }
-  }
+  await applySideBySide(context, outcome, applied, changes.filter((change) => change.action !== 'delete'), 'writes');
+  if (outcome.failure === undefined) await applySideBySide(context, outcome, applied, changes.filter((change) => change.action === 'delete'), 'removals');
   if (context.durable) {
     for (const directory of touchedDirectories) {
       try {
@@ -96,6 +65,43 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
     }
   }
   return outcome;
+}
+
+/**
+ * Applies `changes` side by side (replace-many.ts), each still checked and
+ * made on its own; what `ReplaceMany` does not handle is applied here. Stops
+ * at the first failure, which `outcome` records.
+ */
+async function applySideBySide(
+  context: ApplyContext,
+  outcome: ApplyOutcome,
+  applied: (result: AppliedChange) => void,
+  changes: readonly PlannedChange[],
+  kind: 'writes' | 'removals',
+): Promise<void> {
+  const jobs = new ReplaceMany(changes.length, kind);
+  const sent: PlannedChange[] = [];
+  for (const change of changes) {
+    if (jobs.stopped) break;
+    try {
+      const prepared = await prepareChange(context, change);
+      if ('job' in prepared) {
+        sent.push(change);
+        await jobs.add(prepared.job);
+      } else if ('skipped' in prepared) outcome.skipped.push(prepared.skipped);
+      else applied(prepared);
+    } catch (error) {
+      outcome.failure = { path: change.path, error };
+      break;
+    }
+  }
+  for (const [index, result] of (await jobs.finish()).entries()) {
+    const change = sent[index]!;
+    if (result.status === 'written') applied({ change, observed: result.signature === undefined ? undefined : { sig: result.signature, atNs: result.atNs } });
+    else if (result.status === 'removed') applied({ change });
+    else if (result.status === 'refused') outcome.skipped.push(refusal(change, result.reason).skipped);
+    else if (result.status === 'failed') outcome.failure ??= { path: change.path, error: errorOf(result) };
+  }
 }
 
 /**
@@ -121,11 +127,14 @@ export function inverseOf(change: PlannedChange): PlannedChange | undefined {
 }
 
 /**
- * A file write to hand to `ReplaceMany` (which checks the file and writes it),
- * or, for what it does not handle, the change applied here.
+ * A file write or removal to hand to `ReplaceMany` (which checks the file and
+ * makes the change), or, for what it does not handle (a mode change, a link
+ * to remove), the change applied here.
  */
 async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<{ job: ReplaceJob } | AppliedChange | { skipped: SkippedPath }> {
-  if (change.target.kind !== 'file' || change.action === 'chmod' || change.current.kind === 'symlink') return applyChange(context, change);
+  const removal = change.action === 'delete';
+  if ((!removal && change.target.kind !== 'file') || change.action === 'chmod' || change.current.kind === 'symlink') return applyChange(context, change);
+  // A removal has no bytes to write, but its statistics are counted here all the same.
   const bytes = await targetBytesOf(context, change);
   if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
   const directory = pinnedParent(context, change, 'unless-job-checks');
@@ -148,8 +157,7 @@ async function prepareChange(context: ApplyContext, change: PlannedChange): Prom
       directoryPath: directory.path,
       name: path.basename(change.path),
       expected,
-      bytes: bytes!,
-      mode: change.target.mode,
+      ...(change.target.kind === 'file' ? { bytes: bytes!, mode: change.target.mode } : { bytes: noBytes, mode: 0, remove: true }),
       durable: context.durable,
       maxBytes: context.maxFileBytes,
     },

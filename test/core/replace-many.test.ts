@@ -138,6 +138,64 @@ describe.runIf(linux)('ReplaceMany', () => {
     });
   }
 
+  for (const count of [40, 5]) {
+    it(`removes each of ${count} files only while it is what was seen (${count >= 8 ? 'worker threads' : 'this thread'})`, async () => {
+      const project = tempProject();
+      const old = { kind: 'file', sha256: sha256('old\n'), mode: 0o644 } as const;
+      const cases: Array<{ name: string; prepare: (file: string) => void; expected: (file: string) => ReplaceJob['expected']; result: string; after: (file: string) => void }> = [
+        { name: 'plain', prepare: writeOld, expected: () => old, result: 'removed', after: (file) => expect(fs.existsSync(file)).toBe(false) },
+        { name: 'changed', prepare: (file) => fs.writeFileSync(file, 'changed by someone\n'), expected: () => old, result: 'refused:changed', after: (file) => expect(fs.readFileSync(file, 'utf8')).toBe('changed by someone\n') },
+        { name: 'gone', prepare: () => {}, expected: () => old, result: 'refused:changed', after: (file) => expect(fs.existsSync(file)).toBe(false) },
+        {
+          name: 'link',
+          prepare: (file) => fs.symlinkSync(path.join(project.outside, 'canary.txt'), file),
+          expected: () => old,
+          result: 'refused:symlink',
+          after: (file) => expect(fs.lstatSync(file).isSymbolicLink()).toBe(true),
+        },
+        {
+          name: 'hard-link',
+          prepare: (file) => {
+            writeOld(file);
+            fs.linkSync(file, path.join(project.outside, `second-${path.basename(file)}`));
+          },
+          expected: () => old,
+          result: 'refused:hard-link',
+          after: (file) => expect(fs.readFileSync(file, 'utf8')).toBe('old\n'),
+        },
+        { name: 'fifo', prepare: (file) => execFileSync('mkfifo', [file]), expected: () => old, result: 'refused:not-regular', after: (file) => expect(fs.lstatSync(file).isFIFO()).toBe(true) },
+        {
+          name: 'trusted',
+          prepare: (file) => {
+            writeOld(file);
+            fs.utimesSync(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
+          },
+          expected: (file) => {
+            const stat = fs.lstatSync(file, { bigint: true });
+            return { ...old, sha256: 'not read when the signature matches', trustedSignature: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}` };
+          },
+          result: 'removed',
+          after: (file) => expect(fs.existsSync(file)).toBe(false),
+        },
+      ];
+      fs.writeFileSync(path.join(project.outside, 'canary.txt'), 'canary\n');
+      const directory = path.join(project.root, 'd');
+      fs.mkdirSync(directory);
+      const files = Array.from({ length: count }, (_, index) => ({ file: path.join(directory, `${(cases[index] ?? cases[0]!).name}-${index}.txt`), which: cases[index] ?? cases[0]! }));
+      for (const { file, which } of files) which.prepare(file);
+      const pinned = PinnedDirectory.open(directory) as PinnedDirectory;
+      const removals = new ReplaceMany(count, 'removals');
+      for (const { file, which } of files) {
+        await removals.add({ directoryHandle: pinned.handlePath()!, directoryPath: directory, name: path.basename(file), expected: which.expected(file), bytes: new Uint8Array(0), mode: 0, remove: true, durable: false, maxBytes: 1 << 20 });
+      }
+      const results = await removals.finish();
+      pinned.close();
+      expect(results.map(outcome)).toEqual(files.map(({ which }) => which.result));
+      for (const { file, which } of files) which.after(file);
+      expect(fs.readFileSync(path.join(project.outside, 'canary.txt'), 'utf8')).toBe('canary\n');
+    });
+  }
+
   it('refuses every file of a directory moved after it was pinned, and writes nothing into it', async () => {
     const project = tempProject();
     const { jobs, results } = await runAll(project, 200, 'd3');
