@@ -273,6 +273,15 @@ export class ReplaceMany {
 }
 
 /**
+ * Starts the workers now (they take tens of milliseconds to boot, on
+ * another core) if a `ReplaceMany` of `expected` writes would use them: a
+ * rewind calls this before it plans, so that its first writes find them ready.
+ */
+export function startWorkersFor(expected: number): void {
+  if (expected >= minimumForWorkers) pool.get();
+}
+
+/**
  * A batch as sent to a worker. Cloning each job's bytes would copy the whole
  * buffer under every one (a member of a bundle is a view into the bundle);
  * one buffer of exactly their bytes, moved, copies each once.

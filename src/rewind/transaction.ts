@@ -4,6 +4,7 @@ import type { CheckpointRecord, RewindBeginRecord, RewindEndRecord } from '../sc
 import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
+import { startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
 import { summarize, type RewindFilesResult } from './result.js';
@@ -42,6 +43,7 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
 }
 
 async function runRewindIn(session: Session, target: CheckpointInfo, skipConflicts: boolean, directories: DirectoryCache): Promise<RewindFilesResult> {
+  startWorkersFor(restoresLikely(session, target));
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
@@ -217,6 +219,16 @@ async function beforeAnyChange<T>(what: string, work: () => Promise<T>): Promise
       { cause: error },
     );
   }
+}
+
+/** Paths whose target differs from their latest recorded version: about what a rewind will write, known before its plan. */
+function restoresLikely(session: Session, target: CheckpointInfo): number {
+  let count = 0;
+  for (const tracked of session.state.paths.values()) {
+    const wanted = session.state.versionAt(tracked, target.index).state;
+    if (wanted.kind === 'file' && !sameState(wanted, session.state.latestVersion(tracked).state)) count += 1;
+  }
+  return count;
 }
 
 function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache): PlanContext {
