@@ -166,8 +166,9 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
     const gitSize = sessions.git.git!.size();
 
     // Rewind the scope to the first checkpoint; untimed, undo it (back to the latest) and let the files age.
-    // Five rounds: with three, the median of either side moved by a fifth between full runs.
-    const rewindRounds = context.quick ? 1 : 5;
+    // Seven rounds: with three, the median of either side moved by a fifth between full runs, and with five by
+    // a tenth (the first rewind of a session, twice as slow as the next ones, was one sample in five).
+    const rewindRounds = context.quick ? 1 : 7;
     const rewinds: Record<Contender, number[]> = { none: [], full: [], git: [] };
     for (let round = 0; round < rewindRounds; round++) {
       await sleep(settleMs);
