@@ -10,7 +10,8 @@ import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/
 import type { Observation, RewindAction } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
-import { leftAlone, measureChange, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
+import type { LineStatsCache } from './stats-cache.js';
+import { leftAlone, measureChange, recallStats, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -25,6 +26,8 @@ const noBytes = new Uint8Array(0);
 
 export interface ApplyContext {
   readBlob(hash: string): Promise<BlobRead>;
+  /** Statistics counted before in the session (see `recallStats`); the counts made here are added. */
+  statsCache?: LineStatsCache;
   durable: boolean;
   maxFileBytes: number;
   /** Pinned directories shared with the plan; every write re-checks its directory is still in place. */
@@ -196,10 +199,10 @@ async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buff
  * the change lets go of the bytes, which a large rewind cannot hold for all.
  */
 async function targetBytesOf(context: ApplyContext, change: PlannedChange): Promise<Buffer | undefined | { skipped: SkippedPath }> {
-  if (!change.measured) {
+  if (!change.measured && !recallStats(context.statsCache, change)) {
     const current = change.currentBytes === 'on-disk' ? currentBytesOnDisk(context, change) : change.currentBytes;
     if (typeof current === 'object' && 'skipped' in current) return current;
-    const skipped = await measureChange(context.readBlob, change, current, true);
+    const skipped = await measureChange(context, change, current, true);
     if (skipped !== undefined) return { skipped };
   }
   const kept = change.targetBytes;

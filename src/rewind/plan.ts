@@ -4,7 +4,8 @@ import { asLastSeen, observePath, unchangedSinceLastSeen, type ObservedPath } fr
 import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
 import { mapConcurrently } from '../util/concurrency.js';
-import { lineStats } from './line-stats.js';
+import { lineStats, type LineStats } from './line-stats.js';
+import type { LineStatsCache } from './stats-cache.js';
 
 /**
  * Planning a rewind: for every tracked path, what the target checkpoint says
@@ -102,6 +103,8 @@ export interface PlanContext {
    */
   measureWhenApplied?: { keepBytes: number; stored(sha256: string): boolean };
   readBlob(hash: string): Promise<BlobRead>;
+  /** Statistics counted before in the session; the counts made here are added. */
+  statsCache?: LineStatsCache;
   maxFileBytes: number;
   /** Leave files with conflicts alone instead of overwriting them. */
   skipConflicts: boolean;
@@ -199,7 +202,7 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
     change.currentBytes = current.kind === 'file' && content === undefined && action !== 'chmod' ? 'on-disk' : content;
     return { observation, change };
   }
-  const skipped = await measureChange(context.readBlob, change, content);
+  const skipped = await measureChange(context, change, content);
   return skipped !== undefined ? { observation, skipped } : { observation, change };
 }
 
@@ -209,24 +212,57 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
  * statistics against the current bytes (`current`: none for a file that
  * does not exist). The target's bytes stay on the change for its write when `keepTarget`.
  */
-export async function measureChange(readBlob: PlanContext['readBlob'], change: PlannedChange, current: Buffer | undefined, keepTarget = false): Promise<SkippedPath | undefined> {
+export async function measureChange(
+  context: Pick<PlanContext, 'readBlob' | 'statsCache'>,
+  change: PlannedChange,
+  current: Buffer | undefined,
+  keepTarget = false,
+): Promise<SkippedPath | undefined> {
   change.currentBytes = undefined;
   let targetBytes: Buffer | undefined;
   if (change.target.kind === 'file') {
-    const read = await readBlob(change.target.sha256);
+    const read = await context.readBlob(change.target.sha256);
     if (!read.ok) return leftAlone(change.path, 'backup-unreadable', read.reason);
     targetBytes = read.bytes;
   }
   if (change.action !== 'chmod') {
     const stats = lineStats(current, targetBytes);
-    change.insertions = stats.insertions;
-    change.deletions = stats.deletions;
-    change.binary = stats.binary;
-    change.statsSkipped = stats.skipped;
+    setStats(change, stats);
+    const sides = sidesOf(change);
+    if (sides !== undefined) context.statsCache?.set(sides.from, sides.to, stats);
     if (keepTarget) change.targetBytes = targetBytes;
   }
   change.measured = true;
   return undefined;
+}
+
+/**
+ * Takes the statistics of `change` from the session's counts, if they hold
+ * them (a dry run counted them, or a rewind the other way): then its current
+ * bytes need not be read for them. The target's backup is read all the same
+ * when the change writes it.
+ */
+export function recallStats(cache: LineStatsCache | undefined, change: PlannedChange): boolean {
+  const sides = change.action === 'chmod' ? undefined : sidesOf(change);
+  const stats = sides === undefined ? undefined : cache?.get(sides.from, sides.to);
+  if (stats === undefined) return false;
+  setStats(change, stats);
+  change.currentBytes = undefined;
+  change.measured = true;
+  return true;
+}
+
+/** The contents on both sides of a change as the statistics cache names them; none when the current entry is a link. */
+function sidesOf(change: PlannedChange): { from: string; to: string } | undefined {
+  if (change.current.kind === 'symlink') return undefined;
+  return { from: change.current.kind === 'file' ? change.current.sha256 : 'absent', to: change.target.kind === 'file' ? change.target.sha256 : 'absent' };
+}
+
+function setStats(change: PlannedChange, stats: LineStats): void {
+  change.insertions = stats.insertions;
+  change.deletions = stats.deletions;
+  change.binary = stats.binary;
+  change.statsSkipped = stats.skipped;
 }
 
 /** A path a rewind does not touch, and why (`detail` completes "<path> was left alone: ..."). */

@@ -8,6 +8,7 @@ import { startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
 import { summarize, type RewindFilesResult } from './result.js';
+import { LineStatsCache } from './stats-cache.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
 const rewindBatchBytes = 4 * 1024 * 1024;
@@ -232,11 +233,20 @@ function restoresLikely(session: Session, target: CheckpointInfo): number {
 }
 
 function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache): PlanContext {
-  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories };
+  return { state: session.state, readBlob: (hash) => session.readBlob(hash), statsCache: statsCacheOf(session), maxFileBytes: session.maxFileBytes, skipConflicts, directories };
 }
 
 function applyContext(session: Session, directories: DirectoryCache): ApplyContext {
-  return { readBlob: (hash: string) => session.readBlob(hash), durable: session.durable, maxFileBytes: session.maxFileBytes, directories };
+  return { readBlob: (hash: string) => session.readBlob(hash), statsCache: statsCacheOf(session), durable: session.durable, maxFileBytes: session.maxFileBytes, directories };
+}
+
+/** Line statistics counted in each open session, by content (see stats-cache.ts). */
+const statsCaches = new WeakMap<Session, LineStatsCache>();
+
+function statsCacheOf(session: Session): LineStatsCache {
+  let cache = statsCaches.get(session);
+  if (cache === undefined) statsCaches.set(session, (cache = new LineStatsCache()));
+  return cache;
 }
 
 /** What a rewind wrote is now the newest known content of each file. */

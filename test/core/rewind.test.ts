@@ -250,6 +250,55 @@ describe('rewindFiles() restores the state before a user message', () => {
     expect(project.read('c.txt').toString()).toBe('c.txt edited by the user meanwhile\n');
   });
 
+  it('a rewind after its dry run, and the rewind back, report what a fresh count gives, also for a file changed in between', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'a one\na two\na three\n');
+    project.write('b.txt', 'b one\nb two\n');
+    project.write('c.txt', 'c one\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) await manager.trackEdit(name);
+    project.write('a.txt', 'a one\nchanged\n');
+    project.write('b.txt', 'b one\nb two\nb three\n');
+    fs.rmSync(project.file('c.txt'));
+    project.write('d.txt', 'd one\nd two\n');
+    // Old enough for the next checkpoint to trust their signatures: the real run reads none of them for its counts.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await manager.checkpoint(newId());
+
+    const preview = await manager.rewindFiles(turn, { dryRun: true });
+    expect(preview.files?.map((file) => [path.basename(file.path), file.action, file.insertions, file.deletions])).toEqual([
+      ['a.txt', 'restore', 2, 1],
+      ['b.txt', 'restore', 0, 1],
+      ['c.txt', 'recreate', 1, 0],
+      ['d.txt', 'delete', 0, 2],
+    ]);
+    // b.txt changes after the preview: its count is made again for what it holds now.
+    project.write('b.txt', 'b one\n');
+    const real = await manager.rewindFiles(turn);
+    expect(real.files?.map((file) => [path.basename(file.path), file.action, file.insertions, file.deletions])).toEqual([
+      ['a.txt', 'restore', 2, 1],
+      ['b.txt', 'restore', 1, 0],
+      ['c.txt', 'recreate', 1, 0],
+      ['d.txt', 'delete', 0, 2],
+    ]);
+    expect(project.read('b.txt').toString()).toBe('b one\nb two\n');
+
+    const back = await manager.rewindFiles(real.undoCheckpointId!);
+    expect(back.files?.map((file) => [path.basename(file.path), file.action, file.insertions, file.deletions])).toEqual([
+      ['a.txt', 'restore', 1, 2],
+      ['b.txt', 'restore', 0, 1],
+      ['c.txt', 'delete', 0, 1],
+      ['d.txt', 'recreate', 2, 0],
+    ]);
+    expect([project.read('a.txt').toString(), project.read('b.txt').toString(), project.exists('c.txt'), project.read('d.txt').toString()]).toEqual([
+      'a one\nchanged\n',
+      'b one\n',
+      false,
+      'd one\nd two\n',
+    ]);
+  });
+
   it('counts exact statistics for a rewind larger than the bytes it keeps between planning and writing', async () => {
     const project = tempProject();
     const lines = (name: string, changed: number[]) =>
