@@ -26,8 +26,8 @@ const noBytes = new Uint8Array(0);
 
 export interface ApplyContext {
   readBlob(hash: string): Promise<BlobRead>;
-  /** Statistics counted before in the session (see `recallStats`); the counts made here are added. */
-  statsCache?: LineStatsCache;
+  /** Counts a dry run of the session kept (see `recallStats`). */
+  keptCounts?: LineStatsCache;
   durable: boolean;
   maxFileBytes: number;
   /** Pinned directories shared with the plan; every write re-checks its directory is still in place. */
@@ -199,10 +199,10 @@ async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buff
  * the change lets go of the bytes, which a large rewind cannot hold for all.
  */
 async function targetBytesOf(context: ApplyContext, change: PlannedChange): Promise<Buffer | undefined | { skipped: SkippedPath }> {
-  if (!change.measured && !recallStats(context.statsCache, change)) {
+  if (!change.measured && !recallStats(context.keptCounts, change)) {
     const current = change.currentBytes === 'on-disk' ? currentBytesOnDisk(context, change) : change.currentBytes;
     if (typeof current === 'object' && 'skipped' in current) return current;
-    const skipped = await measureChange(context, change, current, true);
+    const skipped = await measureChange({ readBlob: context.readBlob }, change, current, true);
     if (skipped !== undefined) return { skipped };
   }
   const kept = change.targetBytes;

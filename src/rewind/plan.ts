@@ -103,8 +103,8 @@ export interface PlanContext {
    */
   measureWhenApplied?: { keepBytes: number; stored(sha256: string): boolean };
   readBlob(hash: string): Promise<BlobRead>;
-  /** Statistics counted before in the session; the counts made here are added. */
-  statsCache?: LineStatsCache;
+  /** Dry runs: where the counts made here are kept for the rewind that may follow (see `recallStats`). */
+  keepCounts?: LineStatsCache;
   maxFileBytes: number;
   /** Leave files with conflicts alone instead of overwriting them. */
   skipConflicts: boolean;
@@ -213,7 +213,7 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
  * does not exist). The target's bytes stay on the change for its write when `keepTarget`.
  */
 export async function measureChange(
-  context: Pick<PlanContext, 'readBlob' | 'statsCache'>,
+  context: Pick<PlanContext, 'readBlob' | 'keepCounts'>,
   change: PlannedChange,
   current: Buffer | undefined,
   keepTarget = false,
@@ -229,7 +229,7 @@ export async function measureChange(
     const stats = lineStats(current, targetBytes);
     setStats(change, stats);
     const sides = sidesOf(change);
-    if (sides !== undefined) context.statsCache?.set(sides.from, sides.to, stats);
+    if (sides !== undefined) context.keepCounts?.set(sides.from, sides.to, stats);
     if (keepTarget) change.targetBytes = targetBytes;
   }
   change.measured = true;
@@ -237,10 +237,10 @@ export async function measureChange(
 }
 
 /**
- * Takes the statistics of `change` from the session's counts, if they hold
- * them (a dry run counted them, or a rewind the other way): then its current
- * bytes need not be read for them. The target's backup is read all the same
- * when the change writes it.
+ * Takes the statistics of `change` from the counts a dry run kept, if they
+ * hold them (the same contents, either way round): then its current bytes
+ * need not be read for them. The target's backup is read all the same when
+ * the change writes it.
  */
 export function recallStats(cache: LineStatsCache | undefined, change: PlannedChange): boolean {
   const sides = change.action === 'chmod' ? undefined : sidesOf(change);

@@ -1,11 +1,11 @@
 import type { LineStats } from './line-stats.js';
 
 /**
- * Line statistics already counted in a session, by the contents on both
- * sides (their SHA-256, or `absent`). A count depends on nothing else, so it
- * stays exact for as long as it is kept: a rewind after its dry run, or a
- * rewind back to where the previous one started, neither reads the current
- * files for their statistics nor diffs them again.
+ * Line statistics counted in a session, by the contents on both sides
+ * (their SHA-256, or `absent`). A count depends on nothing else, so it stays
+ * exact for as long as it is kept: the rewind that follows a dry run, and
+ * the rewind back after it, neither read the current files for their
+ * statistics nor diff them again.
  */
 export class LineStatsCache {
   private readonly counts = new Map<string, LineStats>();

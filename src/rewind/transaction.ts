@@ -115,7 +115,9 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
 export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
   const directories = new DirectoryCache();
   try {
-    const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, () => planRewind(planContext(session, skipConflicts, directories), target.index));
+    const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, () =>
+      planRewind({ ...planContext(session, skipConflicts, directories), keepCounts: countsOf(session) }, target.index),
+    );
     return summarize(plan.changes, plan.skipped, true);
   } finally {
     directories.close();
@@ -233,20 +235,24 @@ function restoresLikely(session: Session, target: CheckpointInfo): number {
 }
 
 function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache): PlanContext {
-  return { state: session.state, readBlob: (hash) => session.readBlob(hash), statsCache: statsCacheOf(session), maxFileBytes: session.maxFileBytes, skipConflicts, directories };
+  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories };
 }
 
 function applyContext(session: Session, directories: DirectoryCache): ApplyContext {
-  return { readBlob: (hash: string) => session.readBlob(hash), statsCache: statsCacheOf(session), durable: session.durable, maxFileBytes: session.maxFileBytes, directories };
+  return { readBlob: (hash: string) => session.readBlob(hash), keptCounts: countsOf(session), durable: session.durable, maxFileBytes: session.maxFileBytes, directories };
 }
 
-/** Line statistics counted in each open session, by content (see stats-cache.ts). */
-const statsCaches = new WeakMap<Session, LineStatsCache>();
+/**
+ * Line statistics the dry runs of each open session counted, by content (see
+ * stats-cache.ts), for the real rewind that follows a preview. Real rewinds
+ * add none: a rewind repeated back and forth counts each time, as the first does.
+ */
+const keptCounts = new WeakMap<Session, LineStatsCache>();
 
-function statsCacheOf(session: Session): LineStatsCache {
-  let cache = statsCaches.get(session);
-  if (cache === undefined) statsCaches.set(session, (cache = new LineStatsCache()));
-  return cache;
+function countsOf(session: Session): LineStatsCache {
+  let counts = keptCounts.get(session);
+  if (counts === undefined) keptCounts.set(session, (counts = new LineStatsCache()));
+  return counts;
 }
 
 /** What a rewind wrote is now the newest known content of each file. */
