@@ -10,8 +10,8 @@ import type { LineStats } from './line-stats.js';
 export class LineStatsCache {
   private readonly counts = new Map<string, LineStats>();
 
-  /** `limit` counts at most (about 100 bytes each), the oldest dropped first. */
-  constructor(private readonly limit = 20_000) {}
+  /** `limit` counts at most (about 330 bytes each, keys included; each count is kept both ways), the oldest dropped first. */
+  constructor(private readonly limit = 10_000) {}
 
   get(from: string, to: string): LineStats | undefined {
     return this.counts.get(`${from}>${to}`);
