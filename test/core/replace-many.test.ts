@@ -17,10 +17,20 @@ import { newId, tempProject, type TempProject } from '../helpers/temp-project.js
 
 const sha256 = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
 const linux = process.platform === 'linux';
+/** A file's stat signature, as the library spells it. */
+const signatureOf = (file: string) => {
+  const stat = fs.lstatSync(file, { bigint: true });
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}`;
+};
 /** The content every case expects to find, with the mode it expects (whatever the umask). */
 const writeOld = (file: string) => {
   fs.writeFileSync(file, 'old\n');
   fs.chmodSync(file, 0o644);
+};
+/** `writeOld`, last modified a minute ago: its stat signature is trusted without reading it. */
+const writeOldTrusted = (file: string) => {
+  writeOld(file);
+  fs.utimesSync(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
 };
 
 interface Case {
@@ -57,16 +67,9 @@ function scenario(project: TempProject, count: number) {
     { name: 'fifo', prepare: (file) => execFileSync('mkfifo', [file]), expected: () => ({ kind: 'absent' }), result: 'refused:not-regular' },
     {
       name: 'trusted',
-      prepare: (file) => {
-        writeOld(file);
-        fs.utimesSync(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
-      },
+      prepare: writeOldTrusted,
       // A signature the racy rule trusts proves the file without reading it.
-      expected: (file) => {
-        const stat = fs.lstatSync(file, { bigint: true });
-        const signature = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}`;
-        return { kind: 'file', sha256: 'not read when the signature matches', mode: 0o644, trustedSignature: signature };
-      },
+      expected: (file) => ({ kind: 'file', sha256: 'not read when the signature matches', mode: 0o644, trustedSignature: signatureOf(file) }),
       result: 'written',
     },
   ];
@@ -123,7 +126,7 @@ describe.runIf(linux)('ReplaceMany', () => {
           const stat = fs.lstatSync(file, { bigint: true });
           expect(stat.mode & 0o7777n).toBe(0o644n);
           // The signature of what was written, for the next check to trust.
-          expect(result.signature).toBe(`${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}`);
+          expect(result.signature).toBe(signatureOf(file));
         }
       }
       // Refused entries are untouched: nothing written through the link, the hard link or the FIFO.
@@ -166,14 +169,8 @@ describe.runIf(linux)('ReplaceMany', () => {
         { name: 'fifo', prepare: (file) => execFileSync('mkfifo', [file]), expected: () => old, result: 'refused:not-regular', after: (file) => expect(fs.lstatSync(file).isFIFO()).toBe(true) },
         {
           name: 'trusted',
-          prepare: (file) => {
-            writeOld(file);
-            fs.utimesSync(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
-          },
-          expected: (file) => {
-            const stat = fs.lstatSync(file, { bigint: true });
-            return { ...old, sha256: 'not read when the signature matches', trustedSignature: `${stat.dev}:${stat.ino}:${stat.size}:${stat.mode}:${stat.mtimeNs}:${stat.ctimeNs}` };
-          },
+          prepare: writeOldTrusted,
+          expected: (file) => ({ ...old, sha256: 'not read when the signature matches', trustedSignature: signatureOf(file) }),
           result: 'removed',
           after: (file) => expect(fs.existsSync(file)).toBe(false),
         },

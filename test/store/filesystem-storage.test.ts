@@ -18,6 +18,28 @@ function storeDirectory(): string {
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const key = { projectKey: '-tmp-project', sessionId: '6a4b9f0e-3c1d-4e2f-8a7b-1c2d3e4f5a6b' };
 
+/**
+ * Damages the start of the compressed data of the pack's first entry, a
+ * bundle of `members` blobs, so that every member read from that bundle
+ * itself is lost; returns a new reader of the store and a check that a blob
+ * still reads exactly.
+ */
+function damageFirstBundle(directory: string, members: number) {
+  const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+  const pack = fs.readFileSync(packPath);
+  expect(pack.readUInt32LE(72)).toBe(members);
+  const compressedStart = 72 + 4 + members * 44;
+  for (let at = compressedStart; at < compressedStart + 16; at += 1) pack[at] = pack[at]! ^ 0xff;
+  fs.writeFileSync(packPath, pack);
+  const reader = filesystemStorage({ directory });
+  const readsExactly = (bytes: Buffer) =>
+    reader.getBlob(key, sha(bytes)).then(
+      (read) => read !== null && Buffer.from(read).equals(bytes),
+      () => false,
+    );
+  return { reader, readsExactly };
+}
+
 describe('filesystem storage', () => {
   it('append(key, entries) and load(key) round-trip in order', async () => {
     const storage = filesystemStorage({ directory: storeDirectory(), durability: 'none' });
@@ -138,20 +160,8 @@ describe('filesystem storage', () => {
     ]);
     await storage.close();
 
-    // Damage the start of the bundle's compressed data: every member read from the bundle itself is lost.
-    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
-    const pack = fs.readFileSync(packPath);
-    expect(pack.readUInt32LE(72)).toBe(files.length); // the first entry is the bundle of all 41
-    const compressedStart = 72 + 4 + files.length * 44;
-    for (let at = compressedStart; at < compressedStart + 16; at += 1) pack[at] = pack[at]! ^ 0xff;
-    fs.writeFileSync(packPath, pack);
-
-    const reader = filesystemStorage({ directory });
-    const readsExactly = (bytes: Buffer) =>
-      reader.getBlob(key, sha(bytes)).then(
-        (read) => read !== null && Buffer.from(read).equals(bytes),
-        () => false,
-      );
+    // The first entry is the bundle of all 41.
+    const { reader, readsExactly } = damageFirstBundle(directory, files.length);
     expect(await readsExactly(files[8]!)).toBe(false);
     for (const bytes of [files[7]!, edited, files[40]!, editedNoise]) expect(await readsExactly(bytes)).toBe(true);
     await reader.close();
@@ -166,19 +176,7 @@ describe('filesystem storage', () => {
     storage.expectReads!(key, [sha(files[4]!), sha(files[21]!), sha(Buffer.from('not stored'))]);
     await storage.close();
 
-    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
-    const pack = fs.readFileSync(packPath);
-    expect(pack.readUInt32LE(72)).toBe(files.length);
-    const compressedStart = 72 + 4 + files.length * 44;
-    for (let at = compressedStart; at < compressedStart + 16; at += 1) pack[at] = pack[at]! ^ 0xff;
-    fs.writeFileSync(packPath, pack);
-
-    const reader = filesystemStorage({ directory });
-    const readsExactly = (bytes: Buffer) =>
-      reader.getBlob(key, sha(bytes)).then(
-        (read) => read !== null && Buffer.from(read).equals(bytes),
-        () => false,
-      );
+    const { reader, readsExactly } = damageFirstBundle(directory, files.length);
     expect(await readsExactly(files[5]!)).toBe(false);
     expect(await readsExactly(files[4]!)).toBe(true);
     expect(await readsExactly(files[21]!)).toBe(true);
