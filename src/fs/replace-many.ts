@@ -62,6 +62,16 @@ const minimumForWorkers = 32;
  */
 const minimumRemovalsForWorkers = 8;
 /**
+ * While the workers are not running, fewer writes than this are made here
+ * and the workers started after them, for the next rewind: four threads
+ * booting a V8 each, on the same two cores, slowed the rest of a rewind more
+ * than they saved. A process's first rewind of the real tree's capture scope
+ * (190 writes after 3,538 lstats) took 220-295 ms that way against 319-399 ms
+ * with workers started at its beginning (separate processes); of 300 tracked
+ * files 262-292 against 298-303 ms; of 500, 478-504 against 417-447 ms.
+ */
+const minimumForStartingWorkers = 256;
+/**
  * Larger files are written here: their cost is copying bytes, not the
  * kernel's work per file, and sending them to a worker would hold them in
  * memory twice (a rewind of thousands of large files keeps a flat budget).
@@ -174,10 +184,42 @@ interface Batch {
   stop: Int32Array;
 }
 
+/**
+ * What a worker does once, when it starts: one replacement and one removal
+ * in a scratch directory of its own, removed after. A worker's first jobs
+ * otherwise pay for compiling this code and Node's file functions in its own
+ * V8: the first rewind served by workers that had started idle took 221-251
+ * ms instead of 128-165 (the real tree, separate processes). Any failure
+ * only skips it.
+ */
+const warmUpSource = `() => {
+  const os = require('node:os');
+  const path = require('node:path');
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-warm-up-'));
+  try {
+    const handle = fs.openSync(directory, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      const base = { directoryHandle: '/proc/self/fd/' + handle, directoryPath: fs.realpathSync(directory), name: 'file', mode: 0o600, durable: false, maxBytes: 1024 };
+      const bytes = new Uint8Array(64);
+      const written = { kind: 'file', sha256: crypto.createHash('sha256').update(bytes).digest('hex'), mode: 0o600 };
+      replaceOne(fs, crypto, ['.file.1.tmp'], { ...base, expected: { kind: 'absent' }, bytes });
+      replaceOne(fs, crypto, ['.file.2.tmp'], { ...base, expected: written, bytes });
+      replaceOne(fs, crypto, [], { ...base, expected: written, bytes: new Uint8Array(0), remove: true });
+    } finally {
+      fs.closeSync(handle);
+    }
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}`;
+
 const pool = new WorkerPool<Batch, ReplaceResult[]>(
   `const fs = require('node:fs');
 const crypto = require('node:crypto');
 const replaceOne = ${replaceOneSource};
+try {
+  (${warmUpSource})();
+} catch {}
 const handle = ({ jobs, bytes, temporaryNames, stop }) => ({
   reply: jobs.map((job, index) => {
     if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
@@ -194,7 +236,8 @@ const handle = ({ jobs, bytes, temporaryNames, stop }) => ({
 /**
  * Runs replacements (or removals) fed one at a time with `add`, on workers
  * when `expected` (the number of jobs the caller will add) is large enough
- * and the file is not (workers start with the first job sent to them); `finish` waits
+ * and the file is not (workers not yet running start with the first job sent
+ * to them, from `minimumForStartingWorkers` jobs on); `finish` waits
  * for all of them. Results come back in the order the jobs were added. Once
  * a job fails, jobs not yet started are not started (`not-started`).
  */
@@ -211,7 +254,8 @@ export class ReplaceMany {
   private readonly worthWorkers: boolean;
 
   constructor(expected: number, kind: 'writes' | 'removals' = 'writes') {
-    this.worthWorkers = expected >= (kind === 'removals' ? minimumRemovalsForWorkers : minimumForWorkers);
+    const enough = expected >= (kind === 'removals' ? minimumRemovalsForWorkers : minimumForWorkers);
+    this.worthWorkers = enough && (pool.started || expected >= minimumForStartingWorkers);
   }
 
   /** True once a job has failed: the caller need not add more. */
@@ -272,13 +316,28 @@ export class ReplaceMany {
   }
 }
 
+/** Starts the workers, if they are not running: they boot and warm up on their own threads. */
+export function startWorkers(): void {
+  pool.get();
+}
+
 /**
  * Starts the workers now (they take tens of milliseconds to boot, on
- * another core) if a `ReplaceMany` of `expected` writes would use them: a
+ * another core) if a `ReplaceMany` of `expected` writes would start them: a
  * rewind calls this before it plans, so that its first writes find them ready.
  */
 export function startWorkersFor(expected: number): void {
-  if (expected >= minimumForWorkers) pool.get();
+  if (expected >= minimumForStartingWorkers) startWorkers();
+}
+
+/**
+ * After a rewind that made `written` changes: if they were made here only
+ * because the workers were not running, starts the workers for the next
+ * rewind, once the caller has its result. Unreferenced, so that a process
+ * about to end (a command line's one rewind) does not start them for nothing.
+ */
+export function startWorkersAfter(written: number): void {
+  if (written >= minimumForWorkers && !pool.started) setImmediate(startWorkers).unref();
 }
 
 /**

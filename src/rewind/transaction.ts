@@ -4,7 +4,7 @@ import type { CheckpointRecord, RewindBeginRecord, RewindEndRecord } from '../sc
 import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
-import { startWorkersFor } from '../fs/replace-many.js';
+import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
 import { summarize, type RewindFilesResult } from './result.js';
@@ -109,6 +109,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
       { cause: error, details: { undoCheckpointId } },
     );
   }
+  startWorkersAfter(outcome.applied.length);
   return { ...result, undoCheckpointId };
 }
 

@@ -16,6 +16,11 @@ export class WorkerPool<Message, Reply> {
     readonly size: number,
   ) {}
 
+  /** Whether the workers were started (or found unable to start): `get` starts nothing now. */
+  get started(): boolean {
+    return this.workers !== undefined;
+  }
+
   /** The workers, started now if need be; undefined when they cannot run. */
   get(): ReadonlyArray<TaskWorker<Message, Reply>> | undefined {
     if (this.workers === undefined) {

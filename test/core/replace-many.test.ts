@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PinnedDirectory } from '../../src/fs/pinned-directory.js';
-import { ReplaceMany, type ReplaceJob, type ReplaceResult } from '../../src/fs/replace-many.js';
+import { ReplaceMany, startWorkers, type ReplaceJob, type ReplaceResult } from '../../src/fs/replace-many.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
 
 /**
@@ -114,6 +114,9 @@ async function runAll(project: TempProject, count: number, movedDirectory?: stri
 const outcome = (result: ReplaceResult) => (result.status === 'refused' ? `refused:${result.reason}` : result.status);
 
 describe.runIf(linux)('ReplaceMany', () => {
+  // Running already, as after a process's first rewind: batches from 32 jobs go to them (8 for removals).
+  beforeAll(startWorkers);
+
   for (const count of [200, 10]) {
     it(`checks and writes each of ${count} files on its own (${count >= 32 ? 'worker threads' : 'this thread'})`, async () => {
       const project = tempProject();
