@@ -45,7 +45,6 @@ export class TaskWorker<Message, Reply> {
     private readonly worker: Worker,
     onFailure: () => void,
   ) {
-    worker.unref();
     worker.on('message', ({ id, reply }: { id: number; reply: Reply }) => {
       this.pending.get(id)?.resolve(reply);
       this.pending.delete(id);
@@ -58,6 +57,9 @@ export class TaskWorker<Message, Reply> {
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`a worker thread exited with code ${code}`)));
+    // Only after the listeners: adding a 'message' listener refs the worker again, and a worker
+    // started but never sent a job would then keep the process from ever ending.
+    worker.unref();
   }
 
   /** Messages sent and not yet answered. */

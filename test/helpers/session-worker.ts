@@ -15,6 +15,7 @@ type Step =
   | { do: 'list' }
   | { do: 'signal'; text: string }
   | { do: 'hang' }
+  | { do: 'pause'; ms: number }
   | { do: 'close' }
   | { do: 'edit-loop'; files: string[]; turns: number }
   | { do: 'user-message'; uuid: string; text: string }
@@ -52,6 +53,9 @@ try {
       case 'hang':
         setInterval(() => {}, 1 << 30); // a pending promise alone does not keep Node running
         await new Promise(() => {});
+        break;
+      case 'pause':
+        await new Promise((resolve) => setTimeout(resolve, step.ms));
         break;
       case 'close':
         await manager.close();
