@@ -66,7 +66,7 @@ const minimumRemovalsForWorkers = 8;
  * and the workers started after them, for the next rewind: four threads
  * booting a V8 each, on the same two cores, slowed the rest of a rewind more
  * than they saved. A process's first rewind of the real tree's capture scope
- * (190 writes after 3,538 lstats) took 220-295 ms that way against 319-399 ms
+ * (190 writes after 3,538 lstats) took 220-295 ms that way against 316-399 ms
  * with workers started at its beginning (separate processes); of 300 tracked
  * files 262-292 against 298-303 ms; of 500, 478-504 against 417-447 ms.
  */
