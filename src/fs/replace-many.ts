@@ -185,12 +185,14 @@ interface Batch {
 }
 
 /**
- * What a worker does once, when it starts: one replacement and one removal
- * in a scratch directory of its own, removed after. A worker's first jobs
- * otherwise pay for compiling this code and Node's file functions in its own
- * V8: the first rewind served by workers that had started idle took 221-251
- * ms instead of 128-165 (the real tree, separate processes). Any failure
- * only skips it.
+ * What a worker started for a later rewind (`startWorkersAfter`) is asked to
+ * do first: one replacement and one removal in a scratch directory of its
+ * own, removed after. A worker's first jobs otherwise pay for compiling this
+ * code and Node's file functions in its own V8: the first rewind served by
+ * workers that had started idle took 221-251 ms instead of 128-165 (the real
+ * tree, separate processes). It is a job like the others, so the process
+ * waits for it rather than end in the middle of it and leave the directory
+ * behind. Any failure only skips it.
  */
 const warmUpSource = `() => {
   const os = require('node:os');
@@ -213,14 +215,19 @@ const warmUpSource = `() => {
   }
 }`;
 
-const pool = new WorkerPool<Batch, ReplaceResult[]>(
+const pool = new WorkerPool<Batch | 'warm-up', ReplaceResult[]>(
   `const fs = require('node:fs');
 const crypto = require('node:crypto');
 const replaceOne = ${replaceOneSource};
-try {
-  (${warmUpSource})();
-} catch {}
-const handle = ({ jobs, bytes, temporaryNames, stop }) => ({
+const warmUp = ${warmUpSource};
+const handle = (message) => {
+  if (message !== 'warm-up') return replaceAll(message);
+  try {
+    warmUp();
+  } catch {}
+  return { reply: [] };
+};
+const replaceAll = ({ jobs, bytes, temporaryNames, stop }) => ({
   reply: jobs.map((job, index) => {
     if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
     const result = replaceOne(fs, crypto, temporaryNames[index], { ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) });
@@ -244,7 +251,7 @@ const handle = ({ jobs, bytes, temporaryNames, stop }) => ({
 export class ReplaceMany {
   private readonly results: Array<ReplaceResult | undefined> = [];
   /** Started at the first job that goes to them; `here` when they cannot run. */
-  private workers: ReadonlyArray<TaskWorker<Batch, ReplaceResult[]>> | 'here' | undefined;
+  private workers: ReadonlyArray<TaskWorker<Batch | 'warm-up', ReplaceResult[]>> | 'here' | undefined;
   private readonly stop = new Int32Array(new SharedArrayBuffer(4));
   private batch: { jobs: ReplaceJob[]; first: number; bytes: number } | undefined;
   private readonly running = new Set<Promise<void>>();
@@ -292,7 +299,7 @@ export class ReplaceMany {
     const { jobs, first, bytes } = this.batch!;
     this.batch = undefined;
     while (this.waitingBytes > 0 && this.waitingBytes + bytes > bytesInFlight) await Promise.race(this.running);
-    const workers = this.workers as ReadonlyArray<TaskWorker<Batch, ReplaceResult[]>>;
+    const workers = this.workers as ReadonlyArray<TaskWorker<Batch | 'warm-up', ReplaceResult[]>>;
     const worker = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
     this.waitingBytes += bytes;
     const { batch, transfer } = batchOf(jobs, bytes, this.stop);
@@ -316,7 +323,7 @@ export class ReplaceMany {
   }
 }
 
-/** Starts the workers, if they are not running: they boot and warm up on their own threads. */
+/** Starts the workers, if they are not running: they boot on their own threads. */
 export function startWorkers(): void {
   pool.get();
 }
@@ -333,11 +340,16 @@ export function startWorkersFor(expected: number): void {
 /**
  * After a rewind that made `written` changes: if they were made here only
  * because the workers were not running, starts the workers for the next
- * rewind, once the caller has its result. Unreferenced, so that a process
- * about to end (a command line's one rewind) does not start them for nothing.
+ * rewind, and warms them up, once the caller has its result. Unreferenced, so
+ * that a process about to end (a command line's one rewind) does not start
+ * them for nothing.
  */
 export function startWorkersAfter(written: number): void {
-  if (written >= minimumForWorkers && !pool.started) setImmediate(startWorkers).unref();
+  if (written >= minimumForWorkers && !pool.started) setImmediate(warmUpWorkers).unref();
+}
+
+function warmUpWorkers(): void {
+  for (const worker of pool.get() ?? []) worker.run('warm-up').catch(() => {}); // a pool that fails is given up by itself
 }
 
 /**
