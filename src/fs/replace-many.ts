@@ -189,8 +189,10 @@ interface Batch {
  * do first: one replacement and one removal in a scratch directory of its
  * own, removed after. A worker's first jobs otherwise pay for compiling this
  * code and Node's file functions in its own V8: the first rewind served by
- * workers that had started idle took 221-251 ms instead of 128-165 (the real
- * tree, separate processes). It is a job like the others, so the process
+ * workers that had started idle took 221-251 ms; warmed up as they booted,
+ * 128-165 ms; warmed up by this job, 123-193 ms in four processes of six and
+ * 290 and 326 ms in two (the real tree, separate processes, a noisier hour).
+ * It is a job like the others, so the process
  * waits for it rather than end in the middle of it and leave the directory
  * behind. Any failure only skips it.
  */
