@@ -332,11 +332,12 @@ export function startWorkers(): void {
 
 /**
  * Starts the workers now (they take tens of milliseconds to boot, on
- * another core) if a `ReplaceMany` of `expected` writes would start them: a
- * rewind calls this before it plans, so that its first writes find them ready.
+ * another core) if a `ReplaceMany` of `expected()` writes would start them:
+ * a rewind calls this before it plans, so that its first writes find them
+ * ready. `expected` is only counted while the workers are not running.
  */
-export function startWorkersFor(expected: number): void {
-  if (expected >= minimumForStartingWorkers) startWorkers();
+export function startWorkersFor(expected: () => number): void {
+  if (!pool.started && expected() >= minimumForStartingWorkers) startWorkers();
 }
 
 /**

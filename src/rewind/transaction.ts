@@ -44,7 +44,7 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
 }
 
 async function runRewindIn(session: Session, target: CheckpointInfo, skipConflicts: boolean, directories: DirectoryCache): Promise<RewindFilesResult> {
-  startWorkersFor(restoresLikely(session, target));
+  startWorkersFor(() => restoresLikely(session, target));
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
@@ -225,7 +225,7 @@ async function beforeAnyChange<T>(what: string, work: () => Promise<T>): Promise
   }
 }
 
-/** Paths whose target differs from their latest recorded version: about what a rewind will write, known before its plan. */
+/** Paths whose target differs from their latest recorded version: about what a rewind will write, known before its plan (one pass over the tracked paths). */
 function restoresLikely(session: Session, target: CheckpointInfo): number {
   let count = 0;
   for (const tracked of session.state.paths.values()) {
