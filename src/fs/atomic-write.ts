@@ -14,11 +14,30 @@ import { noFollow, PinnedDirectory, type PinFailure } from './pinned-directory.j
 
 /** Temporary files end with this, so ones left by a crash can be recognised and swept. */
 const temporarySuffix = '.rewindable-tmp';
-const temporaryPattern = /^\..*\.[0-9a-f]{12}\.rewindable-tmp$/;
+const temporaryPattern = /^\..*\.[0-9a-f]{12}\.rewindable-tmp$/s;
+/**
+ * At most this many bytes of a name go into its temporary file's name, which
+ * then stays within the 255 bytes most filesystems allow for a name. Bytes,
+ * not characters: 180 characters of CJK text are 540 bytes.
+ */
+const keptNameBytes = 180;
 
 /** A fresh name for a temporary file next to `name` (hidden, unique to this process and call, recognised by the sweep). */
 export function temporaryName(name: string): string {
-  return `.${name.slice(0, 180)}.${uniqueSuffix()}${temporarySuffix}`;
+  return `.${headOf(name, keptNameBytes)}.${uniqueSuffix()}${temporarySuffix}`;
+}
+
+/** The longest start of `name` of at most `maxBytes` bytes in UTF-8, cut between characters. */
+function headOf(name: string, maxBytes: number): string {
+  if (Buffer.byteLength(name) <= maxBytes) return name;
+  let head = '';
+  let bytes = 0;
+  for (const character of name) {
+    bytes += Buffer.byteLength(character);
+    if (bytes > maxBytes) break;
+    head += character;
+  }
+  return head;
 }
 
 /**
