@@ -35,7 +35,8 @@ export interface PathScope {
 
 export function isInside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+  // A `..` segment leaves `parent`; a name that merely starts with two dots (`..data`) does not.
+  return relative !== '' && relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
 }
 
 /**
@@ -50,6 +51,11 @@ export function canonicalPath(input: unknown, scope: PathScope): string {
       RewindableErrorCode.INVALID_PATH,
       `Invalid file path ${JSON.stringify(input)}: expected a non-empty string without NUL bytes.`,
     );
+  }
+  if (input.endsWith('/') || input.endsWith(path.sep)) {
+    // `path.resolve` would drop the separator and name the file without it: a write meant for a directory
+    // would replace a file of that name.
+    throw new RewindableError(RewindableErrorCode.INVALID_PATH, `Invalid file path ${JSON.stringify(input)}: it ends with a path separator, so it names a directory; name a file.`);
   }
   let absolute = path.resolve(scope.givenRoot, input);
   if (absolute === scope.givenRoot || isInside(absolute, scope.givenRoot)) {
@@ -97,7 +103,7 @@ export function toStoredPath(absolute: string, root: string): string {
   // (`path.relative` resolves both paths, a few microseconds on every backup and every record).
   if (isPlainRoot(root) && absolute.length > root.length + 1 && absolute.charCodeAt(root.length) === slash && absolute.startsWith(root)) {
     const rest = absolute.slice(root.length + 1);
-    if (!rest.startsWith('..') && isPlain(rest)) return rest;
+    if (isPlain(rest)) return rest;
   }
   return isInside(absolute, root) ? path.relative(root, absolute).split(path.sep).join('/') : absolute;
 }

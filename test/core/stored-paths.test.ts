@@ -6,7 +6,7 @@ import { fromStoredPath, toStoredPath } from '../../src/paths.js';
 // paths and must give exactly these answers for every input, plain or not.
 const relativeForm = (absolute: string, root: string) => {
   const relative = path.relative(root, absolute);
-  const inside = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+  const inside = relative !== '' && relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
   return inside ? relative.split(path.sep).join('/') : absolute;
 };
 const absoluteForm = (stored: string, root: string) => (path.isAbsolute(stored) ? stored : path.join(root, ...stored.split('/')));
