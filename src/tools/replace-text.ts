@@ -13,17 +13,21 @@ export interface Replacement {
  * strings are first given the file's dominant line ending (`\r\n` when the
  * file has more CRLF than bare LF breaks, else `\n`) and matched exactly
  * against the raw text; only when that finds nothing are the strings tried
- * exactly as given, which covers the odd region of a mixed file. Nothing
- * outside the replaced text is rewritten.
+ * exactly as given, which covers the odd region of a mixed file. An
+ * `old_string` with a carriage return of its own is tried the other way
+ * round, as given first: it says which endings it means, and in a mixed
+ * file converting it could match other places. Nothing outside the
+ * replaced text is rewritten.
  */
 export function replaceText(fileText: string, oldString: string, newString: string, replaceAll: boolean, filePath: string): Replacement {
   const ending = dominantLineEnding(fileText);
-  let search = withLineEnding(oldString, ending);
-  let replacement = withLineEnding(newString, ending);
+  const asGiven = { search: oldString, replacement: newString };
+  const converted = { search: withLineEnding(oldString, ending), replacement: withLineEnding(newString, ending) };
+  const [first, second] = oldString.includes('\r') ? [asGiven, converted] : [converted, asGiven];
+  let { search, replacement } = first;
   let count = countOccurrences(fileText, search);
-  if (count === 0 && search !== oldString) {
-    search = oldString;
-    replacement = newString;
+  if (count === 0 && second.search !== search) {
+    ({ search, replacement } = second);
     count = countOccurrences(fileText, search);
   }
   if (count === 0) {
