@@ -183,7 +183,7 @@ export class CheckpointManager {
     if (session === undefined) return id;
     return this.queue.run(async () => {
       if (this.captureScope !== undefined) {
-        this.lastScanReport = await checkpointWithScan(session, id, this.captureScope, this.leftOutByLastScan());
+        this.lastScanReport = await checkpointWithScan(session, id, this.captureScope);
         return id;
       }
       const checkpoint = await session.prepareCheckpoint(id);
@@ -214,13 +214,13 @@ export class CheckpointManager {
    */
   async captureChanges<T>(command: () => T | Promise<T>, options: { label?: string } = {}): Promise<{ result: T; changes: CommandChanges }> {
     const session = await this.writableSession('captureChanges()');
-    if (session === undefined) return { result: await command(), changes: { created: [], modified: [], deleted: [], overCap: [] } };
+    if (session === undefined) return { result: await command(), changes: { created: [], modified: [], deleted: [], overCap: [], unreadable: [] } };
     const capture = this.captureScope ?? resolveCapture(true, this.options.root, this.scope.storeDirectory)!;
     const before = await this.queue.run(async () => {
       if (session.state.latestCheckpoint === undefined) {
         throw new RewindableError(RewindableErrorCode.NO_CHECKPOINT, 'captureChanges() was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.');
       }
-      return snapshotScope(session, capture, this.leftOutByLastScan());
+      return snapshotScope(session, capture);
     });
     let outcome: { ok: true; result: T } | { ok: false; error: unknown };
     try {
@@ -228,7 +228,7 @@ export class CheckpointManager {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const changes = await this.queue.run(() => recordCommandChanges(session, capture, before, this.leftOutByLastScan(), options.label));
+    const changes = await this.queue.run(() => recordCommandChanges(session, capture, before, options.label));
     if (!outcome.ok) throw outcome.error;
     return { result: outcome.result, changes };
   }
@@ -444,11 +444,6 @@ export class CheckpointManager {
       );
     }
     return this.opening;
-  }
-
-  /** Files the last scan found but did not back up (over the cap): not "created" if they show up later. */
-  private leftOutByLastScan(): Set<string> {
-    return new Set(this.lastScanReport?.overCap.map((entry) => entry.path));
   }
 
   /** The file rewind, run inside the queue. */

@@ -57,6 +57,18 @@ export const sessionStartRecordSchema = z.object({
   forkedFrom: z.object({ sessionId: z.string(), messageId: z.string() }).optional(),
 });
 
+/**
+ * What a scan of the capture scope knew, for the next scan to tell a file
+ * created since from one that was there but out of its sight (absent in logs
+ * written before these fields: the next scan then assumes the rules changed).
+ */
+const scanKnowledge = {
+  /** Identifies the scope's rules (options and `.gitignore` files) the scan applied. */
+  scanRules: z.string().optional(),
+  /** Files the scan found in scope but could not back up (over the size cap, unreadable). */
+  scanLeftOut: z.array(storedPath).optional(),
+};
+
 export const checkpointRecordSchema = z.object({
   type: z.literal('checkpoint'),
   id: z.string(),
@@ -67,6 +79,7 @@ export const checkpointRecordSchema = z.object({
   refresh: z.boolean().optional(),
   /** When the capture scope scan for this checkpoint started (ns since epoch); absent without a capture scope. */
   scanStartedAtNs: z.string().optional(),
+  ...scanKnowledge,
   /** Tracked paths whose state changed since the previous checkpoint. */
   files: z.array(z.object({ path: storedPath, state: fileStateSchema, observed: observationSchema.optional() })),
 });
@@ -179,6 +192,7 @@ export const captureRecordSchema = z.object({
   deleted: z.array(storedPath),
   /** When the scan after the command started (ns since epoch). */
   scanStartedAtNs: z.string(),
+  ...scanKnowledge,
   at: isoTime,
 });
 

@@ -11,10 +11,9 @@ export async function recordCommandChanges(
   session: Session,
   capture: ResolvedCapture,
   before: ScopeSnapshot,
-  leftOutBefore: ReadonlySet<string>,
   label: string | undefined,
 ): Promise<CommandChanges> {
-  const after = await snapshotScope(session, capture, leftOutBefore);
+  const after = await snapshotScope(session, capture);
   const changes = compareSnapshots(before, after);
   await session.append([
     {
@@ -24,6 +23,8 @@ export async function recordCommandChanges(
       modified: changes.modified.map((file) => session.storedPath(file)),
       deleted: changes.deleted.map((file) => session.storedPath(file)),
       scanStartedAtNs: after.startedAtNs.toString(),
+      scanRules: after.rules,
+      ...(after.leftOut.length > 0 ? { scanLeftOut: after.leftOut } : {}),
       at: now(),
     },
   ]);

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { isUnchangedSince, sameStatKey, statKeyOf, statSignature, wallClockNs } from '../fs/stat-signature.js';
 import { fromStoredPath } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import type { ScopeIndex, Session } from '../session/session.js';
 import type { ResolvedCapture } from './capture-options.js';
-import { trackNewFiles } from './track-new-files.js';
+import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import { walkScope, type ScopeWalk } from './walk-scope.js';
 
 /** At most this many files deleted in one turn have their last backup stored again on its own (`expectReads`). */
@@ -24,6 +25,8 @@ export interface ScanReport {
   ignored: string[];
   /** Files over the capture size cap: not backed up, so a rewind cannot restore them. */
   overCap: Array<{ path: string; size: number }>;
+  /** Files in scope that could not be opened for reading (permissions): not backed up either. */
+  unreadable: string[];
   /** Exclude globs in force, including directories the root `.gitignore` prunes. */
   excludePatterns: string[];
 }
@@ -34,6 +37,7 @@ export interface CommandChanges {
   modified: string[];
   deleted: string[];
   overCap: Array<{ path: string; size: number }>;
+  unreadable: string[];
 }
 
 /**
@@ -41,7 +45,7 @@ export interface CommandChanges {
  * (created during the turn: "absent"; there before: their content), then take
  * the checkpoint, reusing the scan's stat of every file to skip unchanged ones.
  */
-export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScanReport> {
+export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture): Promise<ScanReport> {
   const startedAtNs = wallClockNs();
   const previous = session.scopeIndex;
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
@@ -51,9 +55,10 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     return before !== undefined && before.clean && sameStatKey(before.key, key);
   });
   const batch = session.newBlobBatch();
+  const rules = rulesOf(capture, walk);
   const fresh = await trackNewFiles(session, walk.entries, {
-    scannedBefore: session.state.lastScanStartedAtNs !== undefined,
-    leftOutBefore,
+    previous: previousScan(session),
+    rules,
     createdDuring: session.state.latestCheckpoint?.id,
     existingAt: id,
     maxFileBytes: capture.maxFileBytes,
@@ -63,7 +68,8 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   if (fresh.created !== undefined) await session.append([fresh.created]);
   const unchanged = new Set(walk.unchanged);
   const stats = new Map(walk.entries.map((entry) => [entry.path, entry.stat]));
-  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats, unchanged });
+  const leftOut = leftOutBy(fresh);
+  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats, unchanged, rules, leftOut: leftOut.map((file) => session.storedPath(file)) });
   const report: ScanReport = {
     scanned: walk.entries.length + walk.unchanged.length,
     firstBackups: (fresh.existing?.files.length ?? 0) + (fresh.existing?.links.length ?? 0),
@@ -72,6 +78,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     deleted: [],
     ignored: walk.ignored.map((relative) => fromStoredPath(relative, session.root)),
     overCap: fresh.overCap,
+    unreadable: fresh.unreadable,
     excludePatterns: walk.excludePatterns,
   };
   const deletedContent: string[] = [];
@@ -94,6 +101,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   if (deletedContent.length <= fewDeletions) session.expectReads(deletedContent);
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
   session.scopeIndex = nextIndex(session, walk, previous);
+  session.state.noteScan(startedAtNs, { scanRules: rules, scanLeftOut: leftOut.map((file) => session.storedPath(file)) });
   return report;
 }
 
@@ -119,6 +127,10 @@ export interface ScopeSnapshot {
   /** Stat signature of every file in scope. */
   signatures: Map<string, string>;
   overCap: Array<{ path: string; size: number }>;
+  unreadable: string[];
+  /** The rules it applied, and the files it found but could not back up, for the record of the command. */
+  rules: string;
+  leftOut: string[];
 }
 
 /**
@@ -126,14 +138,15 @@ export interface ScopeSnapshot {
  * backed up against the current checkpoint (so a rewind deletes what the
  * command created), and every file's stat signature is kept for comparison.
  */
-export async function snapshotScope(session: Session, capture: ResolvedCapture, leftOutBefore: ReadonlySet<string>): Promise<ScopeSnapshot> {
+export async function snapshotScope(session: Session, capture: ResolvedCapture): Promise<ScopeSnapshot> {
   const startedAtNs = wallClockNs();
   const walk = await walkScope(session.root, capture, session.scopeIndex?.walk);
   const current = session.state.latestCheckpoint!;
   const batch = session.newBlobBatch();
+  const rules = rulesOf(capture, walk);
   const fresh = await trackNewFiles(session, walk.entries, {
-    scannedBefore: session.state.lastScanStartedAtNs !== undefined,
-    leftOutBefore,
+    previous: previousScan(session),
+    rules,
     createdDuring: current.id,
     existingAt: current.id,
     maxFileBytes: capture.maxFileBytes,
@@ -141,12 +154,38 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture, 
   });
   const records: LogRecord[] = [fresh.created, fresh.existing].filter((record) => record !== undefined);
   if (records.length > 0) await session.append(records, batch.take());
-  session.state.lastScanStartedAtNs = startedAtNs;
-  return { startedAtNs, signatures: new Map(walk.entries.map((entry) => [entry.path, statSignature(entry.stat)])), overCap: fresh.overCap };
+  const leftOut = leftOutBy(fresh).map((file) => session.storedPath(file));
+  session.state.noteScan(startedAtNs, { scanRules: rules, scanLeftOut: leftOut });
+  return {
+    startedAtNs,
+    signatures: new Map(walk.entries.map((entry) => [entry.path, statSignature(entry.stat)])),
+    overCap: fresh.overCap,
+    unreadable: fresh.unreadable,
+    rules,
+    leftOut,
+  };
+}
+
+/** What the previous scan knew, as the session state keeps it; undefined before the first scan. */
+function previousScan(session: Session): PreviousScan | undefined {
+  const { lastScanStartedAtNs, lastScanRules, lastScanLeftOut } = session.state;
+  if (lastScanStartedAtNs === undefined) return undefined;
+  return { startedAtNs: lastScanStartedAtNs, rules: lastScanRules, leftOut: lastScanLeftOut, ignored: session.scopeIndex?.walk.ignored };
+}
+
+/** Identifies the scope's rules: the options that shape it, and the `.gitignore` files in force (by stat signature). */
+function rulesOf(capture: ResolvedCapture, walk: ScopeWalk): string {
+  const options = JSON.stringify([capture.include, capture.exclude, capture.gitignore]);
+  return createHash('sha256').update(`${options}\n${walk.reusable.rulesFingerprint}`).digest('hex').slice(0, 32);
+}
+
+/** Files the scan found in scope but could not back up. */
+function leftOutBy(fresh: NewFiles): string[] {
+  return [...fresh.overCap.map((entry) => entry.path), ...fresh.unreadable];
 }
 
 export function compareSnapshots(before: ScopeSnapshot, after: ScopeSnapshot): CommandChanges {
-  const changes: CommandChanges = { created: [], modified: [], deleted: [], overCap: after.overCap };
+  const changes: CommandChanges = { created: [], modified: [], deleted: [], overCap: after.overCap, unreadable: after.unreadable };
   for (const [file, signature] of after.signatures) {
     const previous = before.signatures.get(file);
     if (previous === undefined) changes.created.push(file);

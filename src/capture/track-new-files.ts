@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { noFollow } from '../fs/pinned-directory.js';
-import { statSignature, wallClockNs } from '../fs/stat-signature.js';
+import { modifiedNear, statSignature, wallClockNs } from '../fs/stat-signature.js';
 import type { ScanBackupsRecord } from '../schemas.js';
 import type { BlobBatch } from '../store/blob-batch.js';
 import { sha256 } from '../store/session-log.js';
@@ -11,16 +11,29 @@ import type { ScopeEntry } from './walk-scope.js';
 export interface NewFiles {
   /** Files created since the previous scan: first backup "absent", in the turn they appeared in. */
   created: ScanBackupsRecord | undefined;
-  /** Files that were there before (the first scan, or found but left out last time): first backup is their content. */
+  /** Files that were there before (the first scan, or out of the last scan's sight): first backup is their content. */
   existing: ScanBackupsRecord | undefined;
   overCap: Array<{ path: string; size: number }>;
+  /** Files in scope that could not be opened for reading: not backed up, as the files over the cap. */
+  unreadable: string[];
+}
+
+/** What the previous scan of the scope knew (the session state's `lastScan*`). */
+export interface PreviousScan {
+  startedAtNs: bigint;
+  /** The rules it applied; undefined when its record does not say. */
+  rules: string | undefined;
+  /** Files it found in scope but could not back up: there before, not created. */
+  leftOut: ReadonlySet<string>;
+  /** Relative paths an earlier walk of this process found and left out by `.gitignore` rules (not kept in the log). */
+  ignored: ReadonlySet<string> | undefined;
 }
 
 export interface TrackNewFilesOptions {
-  /** False for the session's first scan: everything found was there before. */
-  scannedBefore: boolean;
-  /** Paths the previous scan found but left out (over the cap): there before, not created. */
-  leftOutBefore: ReadonlySet<string>;
+  /** Undefined for the session's first scan: everything found was there before. */
+  previous: PreviousScan | undefined;
+  /** The rules this scan applies (see `PreviousScan.rules`). */
+  rules: string;
   /** Checkpoint the "created" backups belong to: the turn during which the files appeared. */
   createdDuring: string | undefined;
   /** Checkpoint the "existing" backups belong to. */
@@ -34,9 +47,18 @@ export interface TrackNewFilesOptions {
  * scan, every file in scope is tracked, so one the session does not know
  * appeared since the previous scan (created, or renamed or moved in): its
  * state before was "absent", and a rewind removes it, as restoring a shadow
- * git commit would. Files of the first scan, and files the previous scan found
- * but left out, were there before: they are backed up as they are, marked for
- * compression, since a first scan stores the whole scope at once.
+ * git commit would. Files of the first scan were there before: they are
+ * backed up as they are, marked for compression, since a first scan stores
+ * the whole scope at once.
+ *
+ * So are files the previous scan could not see, which a rewind must never
+ * take for created and delete: those it found but could not back up (over
+ * the cap, unreadable), and, when the scope's rules changed since (a
+ * `.gitignore` edited, other options on resuming), any file an earlier walk
+ * found ignored, or whose timestamps show it was already there, unchanged,
+ * when the previous scan started: a file that became un-ignored. A file moved in with its directory keeps its
+ * timestamps too, so in a turn that also changed the rules it is kept by a
+ * rewind rather than removed; that is the safe side.
  */
 export async function trackNewFiles(session: Session, entries: readonly ScopeEntry[], options: TrackNewFilesOptions): Promise<NewFiles> {
   const observedAtNs = wallClockNs();
@@ -44,9 +66,10 @@ export async function trackNewFiles(session: Session, entries: readonly ScopeEnt
   const existing: ScanBackupsRecord['files'] = [];
   const links: string[] = [];
   const overCap: NewFiles['overCap'] = [];
+  const unreadable: string[] = [];
   for (const entry of entries) {
     if (session.state.paths.has(entry.path) || !(entry.stat.isFile() || entry.stat.isSymbolicLink())) continue;
-    if (options.scannedBefore && options.createdDuring !== undefined && !options.leftOutBefore.has(entry.path)) {
+    if (options.createdDuring !== undefined && appearedSince(options.previous, options.rules, entry)) {
       created.push(session.storedPath(entry.path));
     } else if (entry.stat.isSymbolicLink()) {
       links.push(session.storedPath(entry.path));
@@ -54,7 +77,8 @@ export async function trackNewFiles(session: Session, entries: readonly ScopeEnt
       overCap.push({ path: entry.path, size: Number(entry.stat.size) });
     } else {
       const content = readEntry(entry);
-      if (content === undefined) continue; // gone or replaced since the walk: the checkpoint sees what is there
+      if (content === 'unreadable') unreadable.push(entry.path);
+      if (typeof content !== 'object') continue; // unreadable, or gone or replaced since the walk: the checkpoint sees what is there
       const hash = sha256(content.bytes);
       const state = { kind: 'file' as const, sha256: hash, size: content.bytes.length, mode: Number(content.stat.mode & 0o7777n) };
       await session.queueBackup({ state, content: content.bytes }, options.batch, undefined, true);
@@ -72,19 +96,32 @@ export async function trackNewFiles(session: Session, entries: readonly ScopeEnt
     created: created.length > 0 ? record(options.createdDuring!, { files: [], absent: created, links: [] }) : undefined,
     existing: existing.length > 0 || links.length > 0 ? record(options.existingAt, { files: existing, absent: [], links }) : undefined,
     overCap,
+    unreadable,
   };
+}
+
+/** True when `entry`, a file the session does not track, cannot have been there at the previous scan without it seeing it. */
+function appearedSince(previous: PreviousScan | undefined, rules: string, entry: ScopeEntry): boolean {
+  if (previous === undefined || previous.leftOut.has(entry.path)) return false;
+  if (previous.rules === rules) return true;
+  if (previous.ignored?.has(entry.relative) === true) return false;
+  // Changed (its ctime moves with any rename, link or write) at or after the previous scan began, allowing for
+  // the timestamp granularity: it may be new. Otherwise it was there, out of the old rules' scope.
+  return modifiedNear(entry.stat, previous.startedAtNs);
 }
 
 /**
  * Reads a file the walk found, without following links, and only if it is
  * still the same file (same inode) and was not written to while being read.
+ * `unreadable` when its permissions forbid opening it.
  */
-function readEntry(entry: ScopeEntry): { bytes: Buffer; stat: fs.BigIntStats } | undefined {
+function readEntry(entry: ScopeEntry): { bytes: Buffer; stat: fs.BigIntStats } | 'unreadable' | undefined {
   let fd: number;
   try {
     fd = fs.openSync(entry.path, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
-  } catch {
-    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EPERM' ? 'unreadable' : undefined;
   }
   try {
     const stat = fs.fstatSync(fd, { bigint: true });

@@ -67,9 +67,20 @@ export class SessionState {
   private movedTo: string | undefined;
   /** When the last scan of the capture scope started (ns since epoch). */
   lastScanStartedAtNs: bigint | undefined;
+  /** The rules the last scan applied (`scanRules`), when its record says. */
+  lastScanRules: string | undefined;
+  /** Files the last scan found in scope but could not back up (absolute paths). */
+  lastScanLeftOut: ReadonlySet<string> = new Set();
 
   get latestCheckpoint(): CheckpointInfo | undefined {
     return this.checkpoints.at(-1);
+  }
+
+  /** What a scan of the capture scope knew (see `scanKnowledge` in schemas.ts), kept for the next scan. */
+  noteScan(startedAtNs: string | bigint, known: { scanRules?: string | undefined; scanLeftOut?: readonly string[] | undefined }): void {
+    this.lastScanStartedAtNs = BigInt(startedAtNs);
+    this.lastScanRules = known.scanRules;
+    this.lastScanLeftOut = new Set((known.scanLeftOut ?? []).map((stored) => fromStoredPath(stored, this.root)));
   }
 
   apply(record: LogRecord): void {
@@ -85,7 +96,7 @@ export class SessionState {
           this.checkpointsById.set(record.id, checkpoint);
         }
         for (const file of record.files) this.recordVersion(file.path, checkpoint.index, file.state, file.observed);
-        if (record.scanStartedAtNs !== undefined) this.lastScanStartedAtNs = BigInt(record.scanStartedAtNs);
+        if (record.scanStartedAtNs !== undefined) this.noteScan(record.scanStartedAtNs, record);
         return;
       }
       case 'track': {
@@ -108,7 +119,7 @@ export class SessionState {
         return;
       }
       case 'capture':
-        this.lastScanStartedAtNs = BigInt(record.scanStartedAtNs);
+        this.noteScan(record.scanStartedAtNs, record);
         return;
       case 'write': {
         const tracked = this.paths.get(fromStoredPath(record.path, this.root));

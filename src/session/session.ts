@@ -211,7 +211,7 @@ export class Session {
    */
   async prepareCheckpoint(
     id: string,
-    scan?: { startedAtNs: bigint; stats: ReadonlyMap<string, fs.BigIntStats>; unchanged?: ReadonlySet<string> },
+    scan?: { startedAtNs: bigint; stats: ReadonlyMap<string, fs.BigIntStats>; unchanged?: ReadonlySet<string>; rules: string; leftOut: readonly string[] },
   ): Promise<{ records: LogRecord[]; blobs: BlobWrite[] }> {
     const existing = this.state.checkpointsById.get(id);
     if (existing !== undefined && existing !== this.state.latestCheckpoint) {
@@ -243,7 +243,7 @@ export class Session {
       createdAt: now(),
       reason: 'message',
       ...(existing !== undefined ? { refresh: true } : {}),
-      ...(scan !== undefined ? { scanStartedAtNs: scan.startedAtNs.toString() } : {}),
+      ...(scan !== undefined ? { scanStartedAtNs: scan.startedAtNs.toString(), scanRules: scan.rules, ...(scan.leftOut.length > 0 ? { scanLeftOut: [...scan.leftOut] } : {}) } : {}),
       files,
     };
     return { records: [record], blobs: batch.take() };
