@@ -3,6 +3,9 @@ import { commonPrefixLength, commonSuffixLength } from '../util/byte-compare.js'
 /**
  * Exact line statistics, as `git diff --no-index --numstat <current> <target>`
  * reports them: the number of lines a minimal line diff adds and removes.
+ * Git's diff is minimal too except where its heuristics step in (lines that
+ * occur many times amid changed ones are set aside; very costly diffs are
+ * cut short): there it counts more on both sides, never fewer.
  *
  * insertions + deletions = |current| + |target| - 2 * LCS(current, target),
  * and for a minimal diff insertions = |target| - LCS, deletions = |current| - LCS.
