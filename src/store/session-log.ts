@@ -46,18 +46,25 @@ export class SessionLog {
       else records.push(parsed.data);
     });
     const last = records.at(-1);
-    let droppedUnacknowledged = false;
-    if (last !== undefined) {
-      const named = blobsNamedBy(last);
-      if (named.length > 0) {
-        const present = await this.storage.hasBlobs(this.key, named);
-        if (named.some((hash) => !present.has(hash))) {
-          records.pop();
-          droppedUnacknowledged = true;
-        }
-      }
-    }
+    const droppedUnacknowledged = last !== undefined && (await this.lostWithItsLine(last));
+    if (droppedUnacknowledged) records.pop();
     return { records, droppedUnacknowledged };
+  }
+
+  /**
+   * Whether the last record's append never completed: a crash kept its line
+   * but lost backups it names, which the adapter flushes together with the
+   * line (so the call never returned). A missing backup that was stored
+   * before its line is damage instead: the record stays, and a rewind reports
+   * its path as `backup-unreadable`.
+   */
+  private async lostWithItsLine(last: LogRecord): Promise<boolean> {
+    const named = backupsNamedBy(last);
+    if (named.length === 0) return false;
+    const present = await this.storage.hasBlobs(this.key, named.map((backup) => backup.hash));
+    const missing = named.filter((backup) => !present.has(backup.hash));
+    const flushedWithLine = (size: number) => this.storage.flushedWithLogLine?.(size) ?? true;
+    return missing.length > 0 && missing.every((backup) => flushedWithLine(backup.size));
   }
 
   /** Appends records, and the blobs they name, as durably as the storage promises. */
@@ -104,13 +111,18 @@ export function sha256(bytes: Uint8Array): string {
 
 /** Hashes of the backups a record names. */
 export function blobsNamedBy(record: LogRecord): string[] {
+  return backupsNamedBy(record).map((backup) => backup.hash);
+}
+
+/** The backups a record names, with their sizes. */
+function backupsNamedBy(record: LogRecord): Array<{ hash: string; size: number }> {
   switch (record.type) {
     case 'scan-backups':
-      return record.files.map((file) => file[1]);
+      return record.files.map((file) => ({ hash: file[1], size: file[2] }));
     case 'track':
-      return record.state.kind === 'file' ? [record.state.sha256] : [];
+      return record.state.kind === 'file' ? [{ hash: record.state.sha256, size: record.state.size }] : [];
     case 'checkpoint':
-      return record.files.flatMap((file) => (file.state.kind === 'file' ? [file.state.sha256] : []));
+      return record.files.flatMap((file) => (file.state.kind === 'file' ? [{ hash: file.state.sha256, size: file.state.size }] : []));
     default:
       return [];
   }

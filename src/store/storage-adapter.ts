@@ -93,6 +93,14 @@ export interface StorageAdapter {
   /** The subset of `hashes` readable under `key`. */
   hasBlobs(key: SessionKey, hashes: readonly string[]): Promise<Set<string>>;
   /**
+   * Whether a backup of `size` bytes is flushed together with the log line
+   * that names it, so that a crash can keep the line and lose the backup (the
+   * append never returned). A backup stored before its line is written and
+   * found missing under it is damage, reported per path. Without this method
+   * every backup is taken to be flushed with its line.
+   */
+  flushedWithLogLine?(size: number): boolean;
+  /**
    * Lets go of what the adapter kept in memory to speed up the many reads of
    * one operation (a rewind reading a member from each of many compressed
    * bundles); called when the operation ends.

@@ -1,3 +1,4 @@
+import { hash as digest } from 'node:crypto';
 import fs from 'node:fs';
 import { constants as zlibConstants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { flushFileData, writeAllAt } from '../../fs/flush.js';
@@ -294,7 +295,8 @@ export class BlobPack {
     const baseDepth = base === undefined ? undefined : base.kind === 'member' ? 0 : base.depth;
     if (baseDepth !== undefined && baseDepth < maxDeltaDepth && content.length >= minDeltaSize) {
       // Only computing a delta uses the in-memory copy; reads always go to the file, so damage there is seen.
-      const baseContent = this.recent.get(blob.similarTo!) ?? this.resolve(blob.similarTo!, 0);
+      const baseContent = this.recent.get(blob.similarTo!) ?? this.intactContent(blob.similarTo!);
+      if (baseContent === undefined) return encodeFull(blob.hash, content);
       const prefix = commonPrefixLength(baseContent, content);
       const suffix = commonSuffixLength(baseContent, content, Math.min(baseContent.length, content.length) - prefix);
       const middle = content.subarray(prefix, content.length - suffix);
@@ -308,8 +310,21 @@ export class BlobPack {
         return { header: encodeHeader(kindDelta, entry.depth, blob.hash, entry.size, entry.payloadLength), payload, entry };
       }
     }
-    const entry: StoredEntry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length };
-    return { header: encodeHeader(kindFull, 0, blob.hash, entry.size, entry.payloadLength), payload: content, entry };
+    return encodeFull(blob.hash, content);
+  }
+
+  /**
+   * A stored blob's content if it reads back intact, else undefined. A new
+   * version is never stored as a delta of a damaged one: the damage would
+   * spread to it, and every version after it.
+   */
+  private intactContent(hash: string): Buffer | undefined {
+    try {
+      const content = this.resolve(hash, 0);
+      return digest('sha256', content, 'hex') === hash ? content : undefined;
+    } catch {
+      return undefined; // Damaged, or unreadable now: a full copy does without it.
+    }
   }
 
   private remember(hash: string, content: Buffer): void {
@@ -412,6 +427,11 @@ function keepable(bytes: Uint8Array): Buffer {
   const slack = bytes.buffer.byteLength - bytes.byteLength;
   if (slack <= keepSlackBytes && !(bytes.buffer instanceof SharedArrayBuffer)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return Buffer.from(bytes);
+}
+
+function encodeFull(hash: string, content: Buffer): { header: Buffer; payload: Buffer; entry: StoredEntry } {
+  const entry: StoredEntry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length };
+  return { header: encodeHeader(kindFull, 0, hash, entry.size, entry.payloadLength), payload: content, entry };
 }
 
 /** An entry's header. A slice of Node's shared pool, zeroed here: one is encoded for every backup. */

@@ -10,6 +10,7 @@ import { BlobPack } from './blob-pack.js';
 import { encodeLines, parseLog } from './log-lines.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock } from './session-lock.js';
+import { storeAccessError } from './store-access-error.js';
 
 export type Durability = 'full' | 'none';
 
@@ -52,6 +53,13 @@ export interface FilesystemStorage extends StorageAdapter {
   listProjects(): Promise<string[]>;
   collectGarbage: NonNullable<StorageAdapter['collectGarbage']>;
   lock: NonNullable<StorageAdapter['lock']>;
+  /**
+   * Whether a backup of this size goes to the pack, which is flushed together
+   * with its log line: a crash may keep the line and lose the backup, and the
+   * call never returned. A loose backup is flushed before its line is written,
+   * so a loose backup missing under an intact line is damage (see `SessionLog.load`).
+   */
+  flushedWithLogLine(size: number): boolean;
   close(): Promise<void>;
 }
 
@@ -304,7 +312,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         bytes = fs.readFileSync(file);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw error;
+        throw storeAccessError(`read the log of session ${key.sessionId} (${file})`, error);
       }
       const parsed = parseLog(bytes, file);
       loadedLengths.set(keyString(key), { size: bytes.length, validLength: parsed.validLength });
@@ -321,7 +329,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         names = fs.readdirSync(folder);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw error;
+        throw storeAccessError(`list the sessions in ${folder}`, error);
       }
       const sessions: StoredSessionInfo[] = [];
       for (const name of names) {
@@ -394,7 +402,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         return fs.readdirSync(projectsDirectory).filter((name) => !name.startsWith('.'));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw error;
+        throw storeAccessError(`list the projects in ${projectsDirectory}`, error);
       }
     },
 
@@ -428,8 +436,17 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       return { blobsRemoved, bytesFreed };
     },
 
+    flushedWithLogLine(size) {
+      return size < looseBlobMinBytes;
+    },
+
     async lock(key): Promise<StorageLock> {
-      await ensureDirectory(path.join(projectsDirectory, key.projectKey));
+      const folder = path.join(projectsDirectory, key.projectKey);
+      try {
+        await ensureDirectory(folder);
+      } catch (error) {
+        throw storeAccessError(`create the folder of session ${key.sessionId} (${folder})`, error);
+      }
       return acquireSessionLock(path.join(projectsDirectory, key.projectKey, `${key.sessionId}.lock`), key.sessionId);
     },
 

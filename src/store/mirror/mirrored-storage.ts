@@ -265,6 +265,11 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
       local.expectReads?.(key, hashes);
     },
 
+    flushedWithLogLine(size) {
+      // Appends go to the local store first, flushed as it flushes them.
+      return local.flushedWithLogLine?.(size) ?? true;
+    },
+
     async hasBlobs(key, hashes) {
       const present = await local.hasBlobs(key, hashes);
       const missing = hashes.filter((hash) => !present.has(hash));
