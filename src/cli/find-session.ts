@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { assertUuid } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
+import { asStoreError } from '../session/list-sessions.js';
 import { filesystemStorage } from '../store/filesystem/filesystem-storage.js';
 import { SessionLog } from '../store/session-log.js';
 
@@ -31,8 +32,8 @@ export async function findSession(storeDir: string, sessionId: string): Promise<
   assertUuid(sessionId, 'session id');
   const storage = filesystemStorage({ directory: storeDir });
   try {
-    for (const projectKey of await storage.listProjects()) {
-      const sessions = await storage.listSessions(projectKey);
+    for (const projectKey of await storage.listProjects().catch(asStoreError(`list the projects in the store ${storeDir}`))) {
+      const sessions = await storage.listSessions(projectKey).catch(asStoreError(`list the sessions in the store ${storeDir}`));
       if (!sessions.some((session) => session.sessionId === sessionId)) continue;
       const loaded = await new SessionLog(storage, { projectKey, sessionId }).load();
       const cwd = projectPathOf(loaded?.records ?? []);

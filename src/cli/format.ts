@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isInside } from '../paths.js';
 
 /** `1536` → `1.5 KiB`: binary units, one decimal below 10. */
 export function formatBytes(bytes: number): string {
@@ -25,8 +26,7 @@ export function formatTime(iso: string): string {
 
 /** A path under the project as the user would type it from the project root; others stay absolute. */
 export function displayPath(file: string, root: string): string {
-  const relative = path.relative(root, file);
-  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+  return isInside(file, root) ? path.relative(root, file) : file;
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {

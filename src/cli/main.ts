@@ -4,8 +4,10 @@
  * a script. A thin layer over the library; see docs/cli.md.
  */
 import { runCli } from './run-cli.js';
-import { processTerminal } from './terminal.js';
+import { processTerminal, stopWritingWhenClosed } from './terminal.js';
 
+stopWritingWhenClosed(process.stdout);
+stopWritingWhenClosed(process.stderr);
 void runCli(process.argv.slice(2), processTerminal()).then((code) => {
   // Not process.exit(): output still in the pipes must be written before the process ends.
   process.exitCode = code;

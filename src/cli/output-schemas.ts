@@ -27,6 +27,8 @@ export const sessionsOutputSchema = z.strictObject({
       checkpoints: z.int().nonnegative(),
       trackedFiles: z.int().nonnegative(),
       bytes: z.int().nonnegative().optional(),
+      /** The log cannot be read (LOG_CORRUPT, STORE_IO): the counts are 0 and createdAt is lastActivity. */
+      damaged: z.strictObject({ code: z.string().min(1), message: z.string().min(1) }).optional(),
     }),
   ),
 });
@@ -91,8 +93,11 @@ export const rewindOutputSchema = z.strictObject({
   cwd: absolutePath,
   /** True when files were written. */
   rewound: z.boolean(),
-  /** Why nothing was written: a dry run, nothing differs, or no --yes (JSON output never prompts). */
-  notRewoundBecause: z.enum(['dry-run', 'nothing-to-change', 'confirmation-required']).optional(),
+  /**
+   * Why nothing was written: a dry run, nothing differs, every path that may differ is left alone (see
+   * `skipped`; exit 1), or no --yes (JSON output never prompts).
+   */
+  notRewoundBecause: z.enum(['dry-run', 'nothing-to-change', 'all-left-alone', 'confirmation-required']).optional(),
   files: z.array(plannedFileSchema),
   insertions: z.int().nonnegative(),
   deletions: z.int().nonnegative(),

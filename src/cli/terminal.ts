@@ -17,6 +17,21 @@ export function processTerminal(): Terminal {
 }
 
 /**
+ * A reader that stops early (`rewindable checkpoints ... --json | head`)
+ * closes the pipe, and Node reports the next write's EPIPE as an unhandled
+ * 'error' event with a stack trace. Like other command-line tools, the CLI
+ * then just stops writing to that stream: the command still runs to its end
+ * (a rewind is never cut short by its reader) and keeps its exit code.
+ */
+export function stopWritingWhenClosed(stream: NodeJS.WritableStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    // A closed stream fails later writes with ERR_STREAM_DESTROYED; those are the same closed pipe.
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+    throw error;
+  });
+}
+
+/**
  * Colours only on a terminal, never when NO_COLOR is set to anything
  * (https://no-color.org), and never on a terminal that declares it has none.
  */

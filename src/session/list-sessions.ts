@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { messageText } from '../conversation/transcript.js';
-import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { encodeProjectKey } from '../paths.js';
+import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
+import { encodeProjectKey, isUuid } from '../paths.js';
 import { filesystemStorage } from '../store/filesystem/filesystem-storage.js';
-import { SessionLog } from '../store/session-log.js';
-import type { StorageAdapter } from '../store/storage-adapter.js';
+import { SessionLog, type LoadedSession } from '../store/session-log.js';
+import type { StorageAdapter, StoredSessionInfo } from '../store/storage-adapter.js';
 import { SessionState } from './session-state.js';
 
 export interface StoreLocation {
@@ -42,45 +42,107 @@ export interface SessionSummary {
   forkedFrom?: { sessionId: string; messageId: string };
   /** Bytes the session occupies on its own, when the store knows. */
   bytes?: number;
+  /**
+   * Set when the session's log cannot be read: damaged (`LOG_CORRUPT`) or
+   * unreadable (`STORE_IO`). Such a session is listed rather than hidden, so
+   * its damage is seen; its counts are then 0 and `createdAt` is its last
+   * activity, since nothing in the log can be trusted. Opening it throws the
+   * same error.
+   */
+  damaged?: { code: RewindableErrorCode; message: string };
+}
+
+/** What the CLI needs beyond the summaries: the project's real path, and store entries that are not sessions. */
+export interface SessionSurvey {
+  /** Real path of the project. */
+  root: string;
+  sessions: SessionSummary[];
+  /** Names the store lists for the project that are not session ids (such as a copy `<id>.backup.jsonl`); ignored. */
+  ignored: string[];
 }
 
 /** Sessions of a project, newest activity first. Opens nothing for writing and takes no locks. */
 export async function listSessions(options: ListSessionsOptions): Promise<SessionSummary[]> {
-  let root: string;
-  try {
-    root = fs.realpathSync.native(path.resolve(options.cwd));
-  } catch {
-    throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The directory ${options.cwd} does not exist.`);
-  }
+  return (await surveySessions(options)).sessions;
+}
+
+/** `listSessions`, plus what was left out of it. */
+export async function surveySessions(options: ListSessionsOptions): Promise<SessionSurvey> {
+  const root = projectRoot(options.cwd);
   const { storage, owned } = openStorage(options);
   try {
     const projectKey = encodeProjectKey(root);
-    const summaries: SessionSummary[] = [];
-    for (const stored of await storage.listSessions(projectKey)) {
-      const loaded = await new SessionLog(storage, { projectKey, sessionId: stored.sessionId }).load().catch(() => null);
-      if (loaded === null) continue;
-      const state = new SessionState(root);
-      for (const record of loaded.records) state.apply(record);
-      // Two project paths can encode to the same key; the header tells them apart.
-      if (state.start === undefined || state.projectPath !== root) continue;
-      const firstPrompt = messageText(state.transcript.first('user')?.message);
-      summaries.push({
-        sessionId: stored.sessionId,
-        cwd: root,
-        createdAt: state.start.createdAt,
-        lastActivity: new Date(stored.mtime).toISOString(),
-        checkpoints: state.checkpoints.filter((checkpoint) => checkpoint.reason === 'message').length,
-        trackedFiles: state.paths.size,
-        messages: state.transcript.size,
-        ...(firstPrompt !== undefined ? { firstPrompt: firstPrompt.slice(0, 200) } : {}),
-        ...(state.start.forkedFrom !== undefined ? { forkedFrom: state.start.forkedFrom } : {}),
-        ...(stored.bytes !== undefined ? { bytes: stored.bytes } : {}),
-      });
+    const sessions: SessionSummary[] = [];
+    const ignored: string[] = [];
+    for (const stored of await storage.listSessions(projectKey).catch(asStoreError(`list the sessions of ${root} in the store`))) {
+      // Only `<uuid>` names are sessions; anything else in the project's folder (a user's copy of a log) is not ours.
+      if (!isUuid(stored.sessionId)) {
+        ignored.push(stored.sessionId);
+        continue;
+      }
+      const summary = await summarize(storage, projectKey, root, stored);
+      if (summary !== undefined) sessions.push(summary);
     }
-    return summaries.sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0));
+    sessions.sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0));
+    return { root, sessions, ignored };
   } finally {
     if (owned) await storage.close?.();
   }
+}
+
+/** The real path of an existing project directory, or CWD_NOT_FOUND. */
+function projectRoot(cwd: string): string {
+  let root: string;
+  try {
+    root = fs.realpathSync.native(path.resolve(cwd));
+  } catch {
+    throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The directory ${cwd} does not exist.`);
+  }
+  if (!fs.statSync(root).isDirectory()) {
+    throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `${cwd} is not a directory. Pass the project directory, not a file in it.`);
+  }
+  return root;
+}
+
+/** One session's summary; undefined for a session of another project that shares the key. */
+async function summarize(storage: StorageAdapter, projectKey: string, root: string, stored: StoredSessionInfo): Promise<SessionSummary | undefined> {
+  const lastActivity = new Date(stored.mtime).toISOString();
+  const bytes = stored.bytes !== undefined ? { bytes: stored.bytes } : {};
+  let loaded: LoadedSession | null;
+  try {
+    loaded = await new SessionLog(storage, { projectKey, sessionId: stored.sessionId }).load();
+  } catch (error) {
+    if (!RewindableError.isInstance(error)) throw error;
+    // Hiding it would be a silent failure: the user would believe the session gone. (Its header cannot be read,
+    // so a damaged session of another project whose path encodes to the same key is listed here too.)
+    const damaged = { code: error.code, message: error.message };
+    return { sessionId: stored.sessionId, cwd: root, createdAt: lastActivity, lastActivity, checkpoints: 0, trackedFiles: 0, messages: 0, ...bytes, damaged };
+  }
+  if (loaded === null) return undefined;
+  const state = new SessionState(root);
+  for (const record of loaded.records) state.apply(record);
+  // Two project paths can encode to the same key; the header tells them apart.
+  if (state.start === undefined || state.projectPath !== root) return undefined;
+  const firstPrompt = messageText(state.transcript.first('user')?.message);
+  return {
+    sessionId: stored.sessionId,
+    cwd: root,
+    createdAt: state.start.createdAt,
+    lastActivity,
+    checkpoints: state.checkpoints.filter((checkpoint) => checkpoint.reason === 'message').length,
+    trackedFiles: state.paths.size,
+    messages: state.transcript.size,
+    ...(firstPrompt !== undefined ? { firstPrompt: firstPrompt.slice(0, 200) } : {}),
+    ...(state.start.forkedFrom !== undefined ? { forkedFrom: state.start.forkedFrom } : {}),
+    ...bytes,
+  };
+}
+
+/** Any adapter may fail with a raw error (ENOTDIR, EROFS, a driver's); the caller gets a typed one. */
+export function asStoreError(action: string): (error: unknown) => never {
+  return (error) => {
+    throw RewindableError.isInstance(error) ? error : storeIoError(action, error);
+  };
 }
 
 export function openStorage(location: StoreLocation): { storage: StorageAdapter; owned: boolean } {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isInside } from '../../paths.js';
 import type { FileChangeDiff, FileDiff } from '../../rewind/diff.js';
 import { flagValue, type Command } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
@@ -28,7 +29,8 @@ export const diffCommand: Command = {
     const [sessionId, checkpointId, ...files] = invocation.positionals as [string, string, ...string[]];
     const progress = createProgress(invocation.terminal, flagValue(invocation, 'progress') || invocation.terminal.stderr.isTTY === true);
     const output = await withManager(invocation.storeDir, sessionId, { readOnly: true }, async (manager): Promise<DiffOutput> => {
-      const base = isInside(invocation.terminal.cwd, manager.root) ? invocation.terminal.cwd : manager.root;
+      const cwd = invocation.terminal.cwd;
+      const base = cwd === manager.root || isInside(cwd, manager.root) ? cwd : manager.root;
       const diffs = await manager
         .diffFiles(checkpointId, {
           ...(files.length > 0 ? { paths: files.map((file) => path.resolve(base, file)) } : {}),
@@ -118,9 +120,4 @@ function toOutput(diff: FileDiff): DiffOutput['files'][number] {
     current: diff.current,
     target: diff.target,
   };
-}
-
-function isInside(directory: string, root: string): boolean {
-  const relative = path.relative(root, directory);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }

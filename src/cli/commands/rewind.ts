@@ -17,7 +17,8 @@ export const rewindCommand: Command = {
     'and files whose directory moved are left alone and listed.\n\n' +
     'It first shows what would change. On a terminal it then asks for confirmation; with --yes it goes ahead ' +
     'without asking. When there is no terminal to ask on (a script, CI) and no --yes, it shows the preview, ' +
-    'changes nothing and exits with 1. If nothing differs, nothing is written and it exits with 0.\n\n' +
+    'changes nothing and exits with 1. If nothing differs, nothing is written and it exits with 0; if the only ' +
+    'files that differ are left alone, nothing is written and it exits with 1.\n\n' +
     'A real rewind needs the session for itself: it fails (exit 1) while another process, such as the agent, ' +
     'has the session open. Each rewind is undoable: it prints the id of an undo checkpoint to rewind to.',
   positionals: { required: ['SESSION', 'CHECKPOINT'] },
@@ -50,10 +51,12 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
 
   const nothingToChange = (preview.filesChanged ?? []).length === 0;
   if (request.dryRun || nothingToChange) {
-    const output = report(preview, { rewound: false, notRewoundBecause: request.dryRun ? 'dry-run' : 'nothing-to-change' });
+    const because = request.dryRun ? 'dry-run' : (preview.skipped ?? []).length > 0 ? 'all-left-alone' : 'nothing-to-change';
+    const output = report(preview, { rewound: false, notRewoundBecause: because });
     if (invocation.json) out.json(rewindOutputSchema, output);
     else printPlan(invocation, output, 'would change');
-    return ExitCode.success;
+    // Paths left alone are not as they were at the checkpoint: the rewind asked for cannot happen, however little else differs.
+    return because === 'all-left-alone' ? ExitCode.failure : ExitCode.success;
   }
 
   if (!request.yes) {
@@ -123,7 +126,15 @@ function toOutput(request: Request, root: string, result: RewindFilesResult, ext
 function printPlan(invocation: Invocation, output: RewindOutput, verb: 'would change' | 'changed'): void {
   const { out } = invocation;
   const style = out.style;
-  if (output.files.length === 0) {
+  if (output.files.length === 0 && output.skipped.length > 0) {
+    const count = plural(output.skipped.length, 'tracked file');
+    const dryRun = output.notRewoundBecause === 'dry-run';
+    out.line(
+      dryRun
+        ? `A rewind would change nothing: ${count} cannot be put back as at message ${output.checkpointId} and would be left alone.`
+        : `Nothing rewound: ${count} cannot be put back as at message ${output.checkpointId} and ${output.skipped.length === 1 ? 'was' : 'were'} left alone.`,
+    );
+  } else if (output.files.length === 0) {
     out.line(`Nothing to rewind: the files already match message ${output.checkpointId}.`);
   } else {
     const subject = verb === 'changed' ? 'The rewind changed' : `A rewind to message ${output.checkpointId} would change`;

@@ -1,17 +1,18 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { listSessions } from '../../session/list-sessions.js';
+import { surveySessions } from '../../session/list-sessions.js';
 import { stringValue, type Command } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatBytes, formatTable, formatTime, plural } from '../format.js';
 import { sessionsOutputSchema, type SessionsOutput } from '../output-schemas.js';
+import type { Output } from '../output.js';
 
 export const sessionsCommand: Command = {
   name: 'sessions',
   summary: 'List the sessions of a project, newest first',
   description:
     'Lists the sessions recorded for a project directory, the most recently active first, ' +
-    'with the number of checkpoints (user messages) and tracked files of each.',
+    'with the number of checkpoints (user messages) and tracked files of each. A session whose log ' +
+    'is damaged is listed as damaged, with the reason on stderr.',
   positionals: { required: [] },
   options: {
     cwd: { type: 'string', value: 'DIR', description: 'The project directory (default: the current directory).' },
@@ -19,45 +20,62 @@ export const sessionsCommand: Command = {
   examples: ['rewindable sessions', 'rewindable sessions --cwd ~/code/app --json'],
   async run(invocation) {
     const cwd = path.resolve(invocation.terminal.cwd, stringValue(invocation, 'cwd') ?? '.');
-    const sessions = await listSessions({ cwd, storeDir: invocation.storeDir });
-    const root = sessions[0]?.cwd ?? fs.realpathSync.native(cwd);
+    const survey = await surveySessions({ cwd, storeDir: invocation.storeDir });
     const output: SessionsOutput = {
       store: invocation.storeDir,
-      cwd: root,
-      sessions: sessions.map((session) => ({
+      cwd: survey.root,
+      sessions: survey.sessions.map((session) => ({
         sessionId: session.sessionId,
         createdAt: session.createdAt,
         lastActivity: session.lastActivity,
         checkpoints: session.checkpoints,
         trackedFiles: session.trackedFiles,
         ...(session.bytes !== undefined ? { bytes: session.bytes } : {}),
+        ...(session.damaged !== undefined ? { damaged: session.damaged } : {}),
       })),
     };
     const { out } = invocation;
+    noteLeftOut(out, survey.ignored, output);
     if (invocation.json) {
       out.json(sessionsOutputSchema, output);
       return ExitCode.success;
     }
     if (output.sessions.length === 0) {
-      out.line(`No sessions for ${root} in the store ${invocation.storeDir}.`);
+      out.line(`No sessions for ${output.cwd} in the store ${invocation.storeDir}.`);
       return ExitCode.success;
     }
-    out.line(`${out.style.bold(plural(output.sessions.length, 'session'))} of ${root}`);
-    out.line();
-    out.line(
-      formatTable(
-        ['SESSION', 'CHECKPOINTS', 'FILES', 'LAST ACTIVITY', 'SIZE'],
-        output.sessions.map((session) => [
-          session.sessionId,
-          String(session.checkpoints),
-          String(session.trackedFiles),
-          formatTime(session.lastActivity),
-          session.bytes !== undefined ? formatBytes(session.bytes) : '',
-        ]),
-        out.style.bold,
-        (_row, column, text) => (column === 0 ? out.style.yellow(text) : text),
-      ),
-    );
+    printTable(out, output);
     return ExitCode.success;
   },
 };
+
+function printTable(out: Output, output: SessionsOutput): void {
+  const damaged = (session: SessionsOutput['sessions'][number]) => session.damaged !== undefined;
+  out.line(`${out.style.bold(plural(output.sessions.length, 'session'))} of ${output.cwd}`);
+  out.line();
+  out.line(
+    formatTable(
+      ['SESSION', 'CHECKPOINTS', 'FILES', 'LAST ACTIVITY', 'SIZE'],
+      output.sessions.map((session) => [
+        session.sessionId,
+        // A damaged log's counts are unknown, not zero.
+        damaged(session) ? `damaged (${session.damaged!.code})` : String(session.checkpoints),
+        damaged(session) ? '-' : String(session.trackedFiles),
+        formatTime(session.lastActivity),
+        session.bytes !== undefined ? formatBytes(session.bytes) : '',
+      ]),
+      out.style.bold,
+      (row, column, text) => (column === 0 ? out.style.yellow(text) : column === 1 && damaged(output.sessions[row]!) ? out.style.red(text) : text),
+    ),
+  );
+}
+
+/** Notes on stderr (so --json stays one document) for what the listing cannot show in full. */
+function noteLeftOut(out: Output, ignored: readonly string[], output: SessionsOutput): void {
+  for (const name of ignored) {
+    out.note(`note: ignored ${JSON.stringify(name)} in the store's folder of ${output.cwd}: a session's name is its UUID, so it is not a session.`);
+  }
+  for (const session of output.sessions) {
+    if (session.damaged !== undefined) out.note(`note: session ${session.sessionId} is damaged: ${session.damaged.message}`);
+  }
+}

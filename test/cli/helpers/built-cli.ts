@@ -77,6 +77,21 @@ export function runCli(cli: BuiltCli, args: string[], options: CliRunOptions = {
   });
 }
 
+/**
+ * Runs the binary and closes its stdout after the first chunk, as `| head -c 10` does: the binary's later
+ * writes fail with EPIPE. Only stderr and the exit code are left to look at.
+ */
+export function runCliClosingStdout(cli: BuiltCli, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cli.bin, args, { cwd: os.tmpdir(), env: cleanEnvironment(cli), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stdout.once('data', () => child.stdout.destroy());
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
 /** True where util-linux `script` can give a child a pseudo-terminal. */
 export const canRunInTerminal = spawnSync('script', ['-qec', 'true', '/dev/null'], { stdio: 'ignore' }).status === 0;
 
