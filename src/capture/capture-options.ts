@@ -29,16 +29,34 @@ export interface ResolvedCapture {
   exclude: string[];
   gitignore: boolean;
   maxFileBytes: number;
+  /** The store's directory relative to the root (POSIX separators) when it lies inside the project: never scanned. */
+  storeDirectory?: string;
 }
 
+/**
+ * Globs are matched against paths inside the project: an absolute one, or one
+ * that climbs out with `..` (braces included: `{..,src}`), would reach files
+ * outside it. No file name holds a NUL, and the walk relies on that.
+ */
+function insideRoot(pattern: string): boolean {
+  return !/^!?(\/|[A-Za-z]:[\\/])/.test(pattern) && !/(^!?|[/{,])\.\.(?=$|[/},])/.test(pattern) && !pattern.includes('\0');
+}
+
+const glob = z
+  .string()
+  .min(1)
+  .refine(insideRoot, {
+    message: 'globs are relative to the project root and stay inside it: remove the leading "/" or the ".." segment (and any NUL byte), e.g. "src/**"',
+  });
+
 const schema = z.object({
-  include: z.array(z.string().min(1)).min(1).optional(),
-  exclude: z.array(z.string().min(1)).optional(),
+  include: z.array(glob).min(1).optional(),
+  exclude: z.array(glob).optional(),
   gitignore: z.boolean().optional(),
   maxFileBytes: z.number().int().positive().optional(),
 });
 
-/** Always left out: version control data, dependencies, and the store itself. */
+/** Always left out: version control data and dependencies (the store is left out by its path: see `storeDirectory`). */
 export const defaultExcludes = ['**/.git', '**/.git/**', '**/node_modules', '**/node_modules/**'];
 
 export function resolveCapture(options: CaptureOptions | boolean | undefined, root: string, storeDirectory: string | undefined): ResolvedCapture | undefined {
@@ -48,12 +66,12 @@ export function resolveCapture(options: CaptureOptions | boolean | undefined, ro
     const issue = parsed.error.issues[0]!;
     throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Invalid capture options: ${issue.path.join('.') || 'capture'}: ${issue.message}.`);
   }
-  const storeExcludes =
-    storeDirectory !== undefined && isInside(storeDirectory, root) ? [path.relative(root, storeDirectory).split(path.sep).join('/')].flatMap((relative) => [relative, `${relative}/**`]) : [];
   return {
     include: parsed.data.include ?? ['**'],
-    exclude: [...defaultExcludes, ...storeExcludes, ...(parsed.data.exclude ?? [])],
+    exclude: [...defaultExcludes, ...(parsed.data.exclude ?? [])],
     gitignore: parsed.data.gitignore ?? true,
     maxFileBytes: parsed.data.maxFileBytes ?? 10 * 1024 * 1024,
+    // By path, not as a glob: a store named `store (v2)` or `[cache]` would not match itself as a glob.
+    storeDirectory: storeDirectory !== undefined && isInside(storeDirectory, root) ? path.relative(root, storeDirectory).split(path.sep).join('/') : undefined,
   };
 }

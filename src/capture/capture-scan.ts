@@ -175,7 +175,7 @@ function previousScan(session: Session): PreviousScan | undefined {
 
 /** Identifies the scope's rules: the options that shape it, and the `.gitignore` files in force (by stat signature). */
 function rulesOf(capture: ResolvedCapture, walk: ScopeWalk): string {
-  const options = JSON.stringify([capture.include, capture.exclude, capture.gitignore]);
+  const options = JSON.stringify([capture.include, capture.exclude, capture.gitignore, capture.storeDirectory ?? null]);
   return createHash('sha256').update(`${options}\n${walk.reusable.rulesFingerprint}`).digest('hex').slice(0, 32);
 }
 

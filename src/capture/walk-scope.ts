@@ -77,15 +77,18 @@ export async function walkScope(
 ): Promise<ScopeWalk> {
   const startedAtNs = wallClockNs();
   const rules = capture.gitignore ? new GitignoreRules(root) : undefined;
-  const excludePatterns = [...capture.exclude, ...(rules?.pruningGlobs() ?? [])];
-  const options = { cwd: root, dot: true, onlyFiles: false, followSymbolicLinks: false, ignore: excludePatterns };
+  // The store, and directories the `.gitignore` rules prune, are hidden from fast-glob's reads of their parent:
+  // as globs they would also match files of that name, and a store named `store (v2)` would not match itself.
+  const hidden = (relative: string) =>
+    (capture.storeDirectory !== undefined && (relative === capture.storeDirectory || relative.startsWith(`${capture.storeDirectory}/`))) || rules?.isPruned(relative) === true;
+  const options = { cwd: root, dot: true, onlyFiles: false, followSymbolicLinks: false, ignore: capture.exclude };
   // Reusing listings needs every directory to be in scope as a whole: true for the default include.
   const listable = capture.include.length === 1 && capture.include[0] === '**';
-  const directories = listable ? new Map<string, ListedDirectory>() : undefined;
-  const candidates: string[] = [];
-  const list = (patterns: string[]): fg.Entry[] => {
+  /** What the include globs match, or, given `only` (a directory, relative), what they match in it, one level deep. */
+  const list = (only?: string): fg.Entry[] => {
     try {
-      return fg.sync(patterns, { ...options, objectMode: true });
+      const found = fg.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only) });
+      return found.filter((entry) => isPlainRelative(entry.path) && (only === undefined || path.posix.dirname(entry.path) === (only === '' ? '.' : only)));
     } catch (error) {
       throw new RewindableError(
         RewindableErrorCode.CAPTURE_FAILED,
@@ -95,27 +98,40 @@ export async function walkScope(
     }
   };
 
-  const listedWith = JSON.stringify(excludePatterns);
-  if (directories === undefined || previous?.directories === undefined || previous.listedWith !== listedWith || previous.directories.get('') === undefined) {
-    const found = list(capture.include);
-    for (const entry of found) if (!entry.dirent.isDirectory()) candidates.push(entry.path);
-    if (directories !== undefined) recordDirectories(root, found, directories);
-  } else {
-    const visit = (directory: string) => {
-      const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
-      if (stat === undefined || !stat.isDirectory()) return; // gone (or replaced): what it held is not listed
-      const before = previous.directories!.get(directory);
-      const listing =
-        before !== undefined && sameStat(before.stat, stat) && !modifiedNear(stat, previous.startedAtNs) ? before : listOneLevel(directory, stat, list);
-      directories.set(directory, listing);
-      candidates.push(...listing.entries);
-      for (const subdirectory of listing.subdirectories) visit(subdirectory);
-    };
-    visit('');
+  // What listings depend on besides the tree: listings made otherwise are not reused.
+  const listingRules = () => JSON.stringify([capture.exclude, capture.storeDirectory ?? null, rules?.pruningGlobs() ?? []]);
+  const listOnce = (reusable: PreviousWalk | undefined): { candidates: string[]; directories: Map<string, ListedDirectory> | undefined; listedWith: string } => {
+    const listedWith = listingRules();
+    const directories = listable ? new Map<string, ListedDirectory>() : undefined;
+    const candidates: string[] = [];
+    if (directories === undefined || reusable?.directories === undefined || reusable.listedWith !== listedWith || reusable.directories.get('') === undefined) {
+      const found = list();
+      for (const entry of found) if (!entry.dirent.isDirectory()) candidates.push(entry.path);
+      if (directories !== undefined) recordDirectories(root, found, directories);
+    } else {
+      const visit = (directory: string) => {
+        const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
+        if (stat === undefined || !stat.isDirectory()) return; // gone (or replaced): what it held is not listed
+        const before = reusable.directories!.get(directory);
+        const listing =
+          before !== undefined && sameStat(before.stat, stat) && !modifiedNear(stat, reusable.startedAtNs) ? before : listOneLevel(directory, stat, list);
+        directories.set(directory, listing);
+        candidates.push(...listing.entries);
+        for (const subdirectory of listing.subdirectories) visit(subdirectory);
+      };
+      visit('');
+    }
+    return { candidates, directories, listedWith };
+  };
+  let listed = listOnce(previous);
+  let ruleFiles = addRuleFiles(rules, listed.candidates);
+  // A nested `.gitignore` may re-include (`!build`) a directory the root rules pruned: list again without that pruning.
+  if (listed.listedWith !== listingRules()) {
+    listed = listOnce(undefined);
+    ruleFiles = addRuleFiles(rules, listed.candidates);
   }
-
-  const ruleFiles = rules === undefined ? [] : candidates.filter((relative) => path.posix.basename(relative) === '.gitignore');
-  for (const file of ruleFiles) rules!.addGitignore(file);
+  const { candidates, directories, listedWith } = listed;
+  const excludePatterns = [...capture.exclude, ...(rules?.pruningGlobs() ?? [])];
   const rulesFingerprint = rules === undefined ? 'none' : fingerprintOf(root, ruleFiles);
   const filter = rules?.hasRules === true ? rules : undefined;
   const reuse = previous !== undefined && previous.rulesFingerprint === rulesFingerprint ? previous : undefined;
@@ -160,13 +176,57 @@ export async function walkScope(
 }
 
 /** The entries of one directory, with the walk's own options (excludes apply as in a full walk). */
-function listOneLevel(directory: string, stat: fs.BigIntStats, list: (patterns: string[]) => fg.Entry[]): ListedDirectory {
+/**
+ * One directory's entries, with the walk's own matching: the include globs
+ * and excludes are applied from the root as in a full walk (see `only` in
+ * `readingFileSystem`), so both find the same paths whatever the names (no
+ * name is turned into a glob, which `+(x)` or `back\\slash` would not match).
+ */
+function listOneLevel(directory: string, stat: fs.BigIntStats, list: (only: string) => fg.Entry[]): ListedDirectory {
   const listing: ListedDirectory = { stat, entries: [], subdirectories: [] };
-  for (const entry of list([directory === '' ? '*' : `${fg.escapePath(directory)}/*`])) {
+  for (const entry of list(directory)) {
     if (entry.dirent.isDirectory()) listing.subdirectories.push(entry.path);
     else listing.entries.push(entry.path);
   }
   return listing;
+}
+
+/** Adds the `.gitignore` files among `candidates` to `rules`; returns them. */
+function addRuleFiles(rules: GitignoreRules | undefined, candidates: readonly string[]): string[] {
+  if (rules === undefined) return [];
+  const ruleFiles = candidates.filter((relative) => path.posix.basename(relative) === '.gitignore');
+  for (const file of ruleFiles) rules.addGitignore(file);
+  return ruleFiles;
+}
+
+/** A path fast-glob returned that stays inside the root: no `..` segment, not absolute (globs are checked too, see capture-options.ts). */
+function isPlainRelative(relative: string): boolean {
+  return relative !== '' && !relative.startsWith('/') && !relative.split('/').includes('..');
+}
+
+/**
+ * fast-glob's file system. Directories for which `hidden` (given their path
+ * relative to the root) is true are left out of their parent's listing, and
+ * nothing is read outside the root; only directories are hidden
+ * (`.gitignore`'s `build/` does not leave out a file named `build`). With
+ * `only`, a relative directory, the walk reaches it and goes no deeper: its
+ * ancestors show only the way to it.
+ */
+function readingFileSystem(root: string, hidden: (relative: string) => boolean, only?: string): Partial<fg.FileSystemAdapter> {
+  const readdirSync = (directory: string, options: { withFileTypes: true }): fs.Dirent[] => {
+    const native = path.relative(root, directory);
+    if (native === '..' || native.startsWith(`..${path.sep}`) || path.isAbsolute(native)) return [];
+    const relative = native.split(path.sep).join('/');
+    const prefix = relative === '' ? '' : `${relative}/`;
+    let shown = (name: string) => name !== '';
+    if (only !== undefined && relative !== only) {
+      if (!(only.startsWith(prefix) && only.length > prefix.length)) return []; // below it, or beside its path
+      const next = only.slice(prefix.length).split('/')[0]!;
+      shown = (name) => name === next;
+    }
+    return fs.readdirSync(directory, options).filter((entry) => shown(entry.name) && !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
+  };
+  return { readdirSync: readdirSync as unknown as fg.FileSystemAdapter['readdirSync'] };
 }
 
 /**

@@ -6,7 +6,8 @@ import { resolveCapture } from '../../src/capture/capture-options.js';
 import { walkScope, type PreviousWalk } from '../../src/capture/walk-scope.js';
 import { tempProject } from '../helpers/temp-project.js';
 
-const names = ['a', 'b', 'c', 'node_modules', 'build', 'x.log', 'y.ts', '.gitignore'];
+// Names with glob syntax and line breaks included: every listing must find them alike.
+const names = ['a', 'b', 'c', 'node_modules', 'build', 'x.log', 'y.ts', '.gitignore', '+(g)', 'back\\slash', 'line\nbreak'];
 const operation = fc.oneof(
   fc.record({ kind: fc.constant('write' as const), directory: fc.array(fc.constantFrom(...names), { maxLength: 3 }), name: fc.constantFrom(...names) }),
   fc.record({ kind: fc.constant('remove' as const), index: fc.nat() }),
