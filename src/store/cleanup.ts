@@ -1,4 +1,5 @@
 import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { isUuid } from '../paths.js';
 import { openStorage, type StoreLocation } from '../session/list-sessions.js';
 import { blobsNamedBy, SessionLog } from './session-log.js';
 
@@ -52,7 +53,9 @@ export async function cleanup(options: CleanupOptions = {}): Promise<CleanupResu
     for (const projectKey of projects) {
       for (const session of await storage.listSessions(projectKey)) {
         const key = { projectKey, sessionId: session.sessionId };
-        if (session.mtime < cutoff) {
+        // Only `<uuid>` logs are sessions: anything else in a project's folder (a user's copy of a log) is never
+        // removed, and the backups it names are kept.
+        if (session.mtime < cutoff && isUuid(session.sessionId)) {
           const lock = await storage.lock?.(key).catch((error: unknown) => {
             if (RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_LOCKED) return null;
             throw error;

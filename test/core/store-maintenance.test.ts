@@ -75,6 +75,28 @@ describe('listing sessions, read-only access and retention', () => {
     expect((await listSessions({ cwd: project.root, storeDir: project.store })).map((session) => session.sessionId)).toEqual([active.sessionId]);
   });
 
+  it('cleanup() never removes a file in a project folder not named <uuid>.jsonl (a copy of a log), nor the backups it names', async () => {
+    const project = tempProject();
+    project.write('big.bin', Buffer.alloc(2 * 1024 * 1024, 2)); // a loose blob
+    const manager = await project.open();
+    await manager.checkpoint(newId());
+    await manager.trackEdit('big.bin');
+    await manager.close();
+    const logs = path.join(project.store, 'projects', encodeProjectKey(project.root));
+    const log = path.join(logs, `${manager.sessionId}.jsonl`);
+    const copy = path.join(logs, `${manager.sessionId}.backup.jsonl`);
+    fs.copyFileSync(log, copy);
+    const looseFolder = fs.readdirSync(path.join(project.store, 'blobs')).find((name) => name.length === 2)!;
+    const loose = path.join(project.store, 'blobs', looseFolder, fs.readdirSync(path.join(project.store, 'blobs', looseFolder))[0]!);
+    for (const file of [log, copy, loose]) fs.utimesSync(file, daysAgo(40), daysAgo(40));
+
+    const result = await cleanup({ storeDir: project.store });
+
+    expect(result.sessionsRemoved).toEqual([{ projectKey: encodeProjectKey(project.root), sessionId: manager.sessionId }]);
+    expect(fs.existsSync(copy)).toBe(true);
+    expect(fs.existsSync(loose)).toBe(true);
+  });
+
   it('cleanup() keeps an idle session that a live process holds, and recent blobs', async () => {
     const project = tempProject();
     const manager = await project.open();
