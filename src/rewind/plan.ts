@@ -110,6 +110,12 @@ export interface PlanContext {
   skipConflicts: boolean;
   /** Plan only these paths (as stored in the log); default: every tracked path. */
   only?: ReadonlySet<string>;
+  /**
+   * Dry runs only: paths (absolute) taken to hold this state instead of what
+   * is on disk, as they will when the rewind runs: a rewind a crash
+   * interrupted is rolled back first, when the session is opened for writing.
+   */
+  assumed?: ReadonlyMap<string, FileState>;
   /** Called with the bytes of each path as they are now, before anything is written (real runs back them up). */
   onContent?: (tracked: TrackedPath, observation: ObservedPath) => Promise<void>;
 }
@@ -123,7 +129,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   const outcomes = new Array<PathOutcome | undefined>(tracked.length);
   const unsettled: number[] = [];
   tracked.forEach((path, index) => {
-    if (!unchanged[index]! || !isSettled(path, context.state.versionAt(path, targetIndex).state)) unsettled.push(index);
+    if (!unchanged[index]! || context.assumed?.has(path.path) === true || !isSettled(path, context.state.versionAt(path, targetIndex).state)) unsettled.push(index);
   });
   // Changes and skips are reported (and applied) in path order; only these need sorting, not the whole scope.
   unsettled.sort((a, b) => (tracked[a]!.path < tracked[b]!.path ? -1 : tracked[a]!.path > tracked[b]!.path ? 1 : 0));
@@ -171,6 +177,8 @@ function isSettled(tracked: TrackedPath, target: FileState): boolean {
 
 async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, knownUnchanged: boolean): Promise<PathOutcome> {
   const target = context.state.versionAt(tracked, targetIndex).state;
+  const assumed = context.assumed?.get(tracked.path);
+  if (assumed !== undefined) return planFrom(context, tracked, target, assumed);
   let observation: ObservedPath = knownUnchanged
     ? asLastSeen(tracked.lastSeen!)
     : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories, glanced: context.directories !== undefined });
@@ -202,6 +210,26 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
     change.currentBytes = current.kind === 'file' && content === undefined && action !== 'chmod' ? 'on-disk' : content;
     return { observation, change };
   }
+  const skipped = await measureChange(context, change, content);
+  return skipped !== undefined ? { observation, skipped } : { observation, change };
+}
+
+/** A dry run's plan for a path taken to hold `assumed` (see `PlanContext.assumed`): its bytes come from the store. */
+async function planFrom(context: PlanContext, tracked: TrackedPath, target: FileState, assumed: FileState): Promise<PathOutcome> {
+  const observation: ObservedPath = { state: assumed };
+  if (target.kind !== 'file' && target.kind !== 'absent') return { observation, skipped: leftAlone(tracked.path, 'target-not-restorable', describeUnrestorable(target)) };
+  if (assumed.kind !== 'file' && assumed.kind !== 'absent') return { observation };
+  const action = actionFor(assumed, target, tracked);
+  if (action === undefined) return { observation };
+  let content: Buffer | undefined;
+  if (assumed.kind === 'file') {
+    const read = await context.readBlob(assumed.sha256);
+    if (!read.ok) return { observation, skipped: leftAlone(tracked.path, 'backup-unreadable', read.reason) };
+    content = read.bytes;
+  }
+  const conflict = tracked.lastWrite !== undefined && !sameState(assumed, tracked.lastWrite.state);
+  if (conflict && context.skipConflicts) return { observation, skipped: leftAlone(tracked.path, 'conflict', 'it changed since the tracked tools last wrote it, and conflicts are skipped') };
+  const change: PlannedChange = { path: tracked.path, tracked, action, target, current: assumed, insertions: 0, deletions: 0, binary: false, statsSkipped: false, conflict, measured: false };
   const skipped = await measureChange(context, change, content);
   return skipped !== undefined ? { observation, skipped } : { observation, change };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import type { CheckpointRecord, RewindBeginRecord, RewindEndRecord } from '../schemas.js';
+import type { CheckpointRecord, FileState, RewindBeginRecord, RewindEndRecord } from '../schemas.js';
 import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
@@ -116,8 +116,8 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
 export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
   const directories = new DirectoryCache();
   try {
-    const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, () =>
-      planRewind({ ...planContext(session, skipConflicts, directories), keepCounts: countsOf(session) }, target.index),
+    const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
+      planRewind({ ...planContext(session, skipConflicts, directories), keepCounts: countsOf(session), assumed: await afterRollBack(session, directories) }, target.index),
     );
     return summarize(plan.changes, plan.skipped, true);
   } finally {
@@ -150,17 +150,7 @@ export async function recoverInterruptedRewind(session: Session): Promise<void> 
 }
 
 async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, planned: ReadonlySet<string>, directories: DirectoryCache): Promise<void> {
-  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () =>
-    planRewind({ ...planContext(session, false, directories), only: planned }, undo.index),
-  );
-  const rewoundTo = session.state.checkpointsById.get(begin.target);
-  const changedSince = plan.changes.filter((change) => rewoundTo === undefined || !sameState(change.current, session.state.versionAt(change.tracked, rewoundTo.index).state));
-  plan.changes = plan.changes.filter((change) => !changedSince.includes(change));
-  plan.skipped.push(
-    ...changedSince.map((change) =>
-      leftAlone(change.path, 'changed-during-rewind', 'it changed after the interrupted rewind, and rolling it back would discard that change'),
-    ),
-  );
+  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, planned, directories));
   const outcome = await applyChanges(applyContext(session, directories), plan.changes);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
@@ -177,6 +167,34 @@ async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, u
     false,
   );
   await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
+}
+
+/** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */
+async function planRollBack(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, planned: ReadonlySet<string>, directories: DirectoryCache): Promise<RewindPlan> {
+  const plan = await planRewind({ ...planContext(session, false, directories), only: planned }, undo.index);
+  const rewoundTo = session.state.checkpointsById.get(begin.target);
+  const changedSince = plan.changes.filter((change) => rewoundTo === undefined || !sameState(change.current, session.state.versionAt(change.tracked, rewoundTo.index).state));
+  plan.changes = plan.changes.filter((change) => !changedSince.includes(change));
+  plan.skipped.push(
+    ...changedSince.map((change) =>
+      leftAlone(change.path, 'changed-during-rewind', 'it changed after the interrupted rewind, and rolling it back would discard that change'),
+    ),
+  );
+  return plan;
+}
+
+/**
+ * For a dry run of a session whose last rewind a crash interrupted (a
+ * read-only view: opening it for writing rolls that rewind back first): the
+ * state each file will hold once it is rolled back, so that the preview is
+ * what the real rewind, after the rollback, will do.
+ */
+async function afterRollBack(session: Session, directories: DirectoryCache): Promise<Map<string, FileState> | undefined> {
+  const begin = session.state.interruptedRewind;
+  const undo = begin === undefined ? undefined : session.state.checkpointsById.get(begin.undoCheckpointId);
+  if (begin === undefined || undo === undefined) return undefined;
+  const plan = await planRollBack(session, begin, undo, new Set(begin.plan.map((entry) => entry.path)), directories);
+  return new Map(plan.changes.map((change) => [change.path, change.target]));
 }
 
 async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, error: string, directories: DirectoryCache): Promise<void> {
