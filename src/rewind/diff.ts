@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { diffArrays, formatPatch, type StructuredPatch, type StructuredPatchHunk } from 'diff';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { DirectoryCache } from '../fs/directory-cache.js';
 import { canonicalLocation } from '../paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../session/observe-path.js';
@@ -8,6 +9,7 @@ import { sameState, type CheckpointInfo, type TrackedPath } from '../session/ses
 import type { Session } from '../session/session.js';
 import { isBinary, splitTextLines } from './line-stats.js';
 import { planRewind, type PlannedChange, type SkippedPath, type SkipReason } from './plan.js';
+import { afterRollBack } from './transaction.js';
 
 /**
  * Per-file diffs between the files now and a checkpoint. They come from the
@@ -108,9 +110,11 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   const total = only?.size ?? session.state.paths.size;
   const patches = new Map<string, PatchOutcome>();
   let done = 0;
+  const assumed = await rolledBack(session);
   const plan = await planRewind(
     {
       state: session.state,
+      ...(assumed !== undefined ? { assumed } : {}),
       readBlob: (hash) => session.readBlob(hash),
       maxFileBytes: session.maxFileBytes,
       skipConflicts: options.skipConflicts ?? false,
@@ -131,6 +135,17 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
     ...plan.skipped.map((skipped: SkippedPath): FileSkipDiff => ({ path: skipped.path, action: 'skip', reason: skipped.reason, message: skipped.message })),
   ];
   return diffs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The files as they will be once an interrupted rewind is rolled back (see `afterRollBack`); undefined without one. */
+async function rolledBack(session: Session): Promise<Map<string, FileState> | undefined> {
+  if (session.state.interruptedRewind === undefined) return undefined;
+  const directories = new DirectoryCache();
+  try {
+    return await afterRollBack(session, directories);
+  } finally {
+    directories.close();
+  }
 }
 
 function changeDiff(change: PlannedChange, outcome: PatchOutcome | undefined): FileChangeDiff {

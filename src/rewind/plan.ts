@@ -227,6 +227,7 @@ async function planFrom(context: PlanContext, tracked: TrackedPath, target: File
     if (!read.ok) return { observation, skipped: leftAlone(tracked.path, 'backup-unreadable', read.reason) };
     content = read.bytes;
   }
+  if (context.onContent !== undefined) await context.onContent(tracked, { state: assumed, content });
   const conflict = tracked.lastWrite !== undefined && !sameState(assumed, tracked.lastWrite.state);
   if (conflict && context.skipConflicts) return { observation, skipped: leftAlone(tracked.path, 'conflict', 'it changed since the tracked tools last wrote it, and conflicts are skipped') };
   const change: PlannedChange = { path: tracked.path, tracked, action, target, current: assumed, insertions: 0, deletions: 0, binary: false, statsSkipped: false, conflict, measured: false };

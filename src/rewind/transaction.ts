@@ -184,12 +184,12 @@ async function planRollBack(session: Session, begin: RewindBeginRecord, undo: Ch
 }
 
 /**
- * For a dry run of a session whose last rewind a crash interrupted (a
- * read-only view: opening it for writing rolls that rewind back first): the
- * state each file will hold once it is rolled back, so that the preview is
- * what the real rewind, after the rollback, will do.
+ * For a dry run or a diff of a session whose last rewind a crash
+ * interrupted (a read-only view: opening it for writing rolls that rewind
+ * back first): the state each file will hold once it is rolled back, so
+ * that the preview is what the real rewind, after the rollback, will do.
  */
-async function afterRollBack(session: Session, directories: DirectoryCache): Promise<Map<string, FileState> | undefined> {
+export async function afterRollBack(session: Session, directories: DirectoryCache): Promise<Map<string, FileState> | undefined> {
   const begin = session.state.interruptedRewind;
   const undo = begin === undefined ? undefined : session.state.checkpointsById.get(begin.undoCheckpointId);
   if (begin === undefined || undo === undefined) return undefined;

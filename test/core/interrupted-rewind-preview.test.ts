@@ -11,7 +11,7 @@ const summary = (result: RewindFilesResult) => ({
 });
 
 describe('a rewind a crash interrupted', () => {
-  it('is previewed by a read-only dry run as the real rewind does it, after rolling the interrupted one back', async () => {
+  it('is previewed by a read-only dry run and diff as the real rewind does it, after rolling the interrupted one back', async () => {
     const project = tempProject();
     project.write('b.txt', 'b original\nline2\n');
     const manager = await project.open();
@@ -29,11 +29,15 @@ describe('a rewind a crash interrupted', () => {
 
     const reader = await project.open({ resume: manager.sessionId, readOnly: true });
     const preview = await reader.rewindFiles(second, { dryRun: true });
+    const diffs = await reader.diffFiles(second);
     await reader.close();
     const writer = await project.open({ resume: manager.sessionId });
     const result = await writer.rewindFiles(second);
 
     expect(summary(preview)).toEqual(summary(result));
+    expect(diffs.map((diff) => ({ path: diff.path, action: diff.action }))).toEqual(result.files?.map((file) => ({ path: file.path, action: file.action })));
+    const patch = diffs.find((diff) => diff.path === project.file('a.txt'));
+    expect(patch && 'patch' in patch ? patch.patch : undefined).toMatch(/-a v2\n\+a v1\n/);
     expect(project.read('a.txt').toString()).toBe('a v1\n');
     expect(project.read('b.txt').toString()).toBe('b edited\nline2\n');
   });
