@@ -68,8 +68,8 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   if (fresh.created !== undefined) await session.append([fresh.created]);
   const unchanged = new Set(walk.unchanged);
   const stats = new Map(walk.entries.map((entry) => [entry.path, entry.stat]));
-  const leftOut = leftOutBy(fresh);
-  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats, unchanged, rules, leftOut: leftOut.map((file) => session.storedPath(file)) });
+  // The checkpoint record carries what this scan knew; appending it notes that in the session state.
+  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats, unchanged, rules, leftOut: leftOutBy(fresh).map((file) => session.storedPath(file)) });
   const report: ScanReport = {
     scanned: walk.entries.length + walk.unchanged.length,
     firstBackups: (fresh.existing?.files.length ?? 0) + (fresh.existing?.links.length ?? 0),
@@ -101,7 +101,6 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   if (deletedContent.length <= fewDeletions) session.expectReads(deletedContent);
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
   session.scopeIndex = nextIndex(session, walk, previous);
-  session.state.noteScan(startedAtNs, { scanRules: rules, scanLeftOut: leftOut.map((file) => session.storedPath(file)) });
   return report;
 }
 
@@ -155,6 +154,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
   const records: LogRecord[] = [fresh.created, fresh.existing].filter((record) => record !== undefined);
   if (records.length > 0) await session.append(records, batch.take());
   const leftOut = leftOutBy(fresh).map((file) => session.storedPath(file));
+  // No record for the scan before a command (the one after it is noted again by its `capture` record).
   session.state.noteScan(startedAtNs, { scanRules: rules, scanLeftOut: leftOut });
   return {
     startedAtNs,

@@ -56,9 +56,10 @@ export interface TrackNewFilesOptions {
  * the cap, unreadable), and, when the scope's rules changed since (a
  * `.gitignore` edited, other options on resuming), any file an earlier walk
  * found ignored, or whose timestamps show it was already there, unchanged,
- * when the previous scan started: a file that became un-ignored. A file moved in with its directory keeps its
- * timestamps too, so in a turn that also changed the rules it is kept by a
- * rewind rather than removed; that is the safe side.
+ * when the previous scan started: a file that became un-ignored. A file
+ * moved in with its directory keeps its timestamps too, so in a turn that
+ * also changed the rules it is kept by a rewind rather than removed; that is
+ * the safe side.
  */
 export async function trackNewFiles(session: Session, entries: readonly ScopeEntry[], options: TrackNewFilesOptions): Promise<NewFiles> {
   const observedAtNs = wallClockNs();

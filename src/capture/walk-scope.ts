@@ -6,6 +6,7 @@ import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { glanceMany } from '../fs/glance-many.js';
 import { modifiedNear, statSignature, wallClockNs, type StatKey } from '../fs/stat-signature.js';
 import type { ResolvedCapture } from './capture-options.js';
+import { isInside } from '../paths.js';
 import { GitignoreRules } from './gitignore-rules.js';
 
 export interface ScopeEntry {
@@ -215,7 +216,7 @@ function isPlainRelative(relative: string): boolean {
 function readingFileSystem(root: string, hidden: (relative: string) => boolean, only?: string): Partial<fg.FileSystemAdapter> {
   const readdirSync = (directory: string, options: { withFileTypes: true }): fs.Dirent[] => {
     const native = path.relative(root, directory);
-    if (native === '..' || native.startsWith(`..${path.sep}`) || path.isAbsolute(native)) return [];
+    if (native !== '' && !isInside(directory, root)) return [];
     const relative = native.split(path.sep).join('/');
     const prefix = relative === '' ? '' : `${relative}/`;
     let shown = (name: string) => name !== '';
