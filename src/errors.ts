@@ -120,9 +120,17 @@ export function fileIoError(action: string, filePath: string, cause: unknown): R
 /** Wraps an unexpected filesystem failure of the store in a typed error. */
 export function storeIoError(action: string, cause: unknown): RewindableError {
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new RewindableError(
-    RewindableErrorCode.STORE_IO,
-    `Could not ${action}: ${reason}. Nothing was recorded; check free space and permissions, then retry.`,
-    { cause },
-  );
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const remedy = (code !== undefined ? storeRemedies[code] : undefined) ?? 'check free space and permissions, then retry';
+  return new RewindableError(RewindableErrorCode.STORE_IO, `Could not ${action}: ${reason}. Nothing was recorded; ${remedy}.`, { cause });
 }
+
+/** What to do about the usual reasons the store cannot be used, where the generic advice (free space, permissions) would mislead. */
+const storeRemedies: Record<string, string> = {
+  EROFS: 'the store is on a read-only filesystem: point the store (storeDir, --store or REWINDABLE_HOME) at a writable directory',
+  ENOTDIR: 'part of the store path is a file, not a directory: point the store (storeDir, --store or REWINDABLE_HOME) at a directory',
+  EACCES: 'this user may not use the store directory: fix its permissions or point the store elsewhere',
+  EPERM: 'this user may not use the store directory: fix its permissions or point the store elsewhere',
+  ENOSPC: 'the disk holding the store is full: free some space, then retry',
+  EDQUOT: 'the disk quota for the store is used up: free some space, then retry',
+};

@@ -10,7 +10,6 @@ import { BlobPack } from './blob-pack.js';
 import { encodeLines, parseLog } from './log-lines.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock } from './session-lock.js';
-import { storeAccessError } from './store-access-error.js';
 
 export type Durability = 'full' | 'none';
 
@@ -312,7 +311,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         bytes = fs.readFileSync(file);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw storeAccessError(`read the log of session ${key.sessionId} (${file})`, error);
+        throw storeIoError(`read the log of session ${key.sessionId} (${file})`, error);
       }
       const parsed = parseLog(bytes, file);
       loadedLengths.set(keyString(key), { size: bytes.length, validLength: parsed.validLength });
@@ -329,7 +328,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         names = fs.readdirSync(folder);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw storeAccessError(`list the sessions in ${folder}`, error);
+        throw storeIoError(`list the sessions in ${folder}`, error);
       }
       const sessions: StoredSessionInfo[] = [];
       for (const name of names) {
@@ -402,7 +401,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         return fs.readdirSync(projectsDirectory).filter((name) => !name.startsWith('.'));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw storeAccessError(`list the projects in ${projectsDirectory}`, error);
+        throw storeIoError(`list the projects in ${projectsDirectory}`, error);
       }
     },
 
@@ -445,7 +444,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       try {
         await ensureDirectory(folder);
       } catch (error) {
-        throw storeAccessError(`create the folder of session ${key.sessionId} (${folder})`, error);
+        throw storeIoError(`create the folder of session ${key.sessionId} (${folder})`, error);
       }
       return acquireSessionLock(path.join(projectsDirectory, key.projectKey, `${key.sessionId}.lock`), key.sessionId);
     },

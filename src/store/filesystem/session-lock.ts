@@ -2,10 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RewindableError, RewindableErrorCode } from '../../errors.js';
+import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
 import { flushFile, writeAll } from '../../fs/flush.js';
 import type { StorageLock } from '../storage-adapter.js';
-import { storeAccessError } from './store-access-error.js';
 
 /**
  * One writer per session: a lock file holding the owner's pid, host and
@@ -30,7 +29,7 @@ export async function acquireSessionLock(lockPath: string, sessionLabel: string)
     return await acquire(lockPath, sessionLabel);
   } catch (error) {
     if (RewindableError.isInstance(error)) throw error;
-    throw storeAccessError(`lock session ${sessionLabel} (${lockPath})`, error);
+    throw storeIoError(`lock session ${sessionLabel} (${lockPath})`, error);
   }
 }
 
