@@ -57,21 +57,21 @@ export function lineStats(current: Uint8Array | undefined, target: Uint8Array | 
   if (before.length === 0 || after.length === 0) {
     return { insertions: countLines(after), deletions: countLines(before), binary: false, skipped: false };
   }
-  // Whole lines the two share at both ends are common to every diff: count them, split only the middle.
+  // Whole lines the two share at both ends are common to every diff: only the middle is split and diffed.
   const edges = commonLineEdges(before, after);
   const a = splitLines(before.subarray(edges.prefix, before.length - edges.suffix));
   const b = splitLines(after.subarray(edges.prefix, after.length - edges.suffix));
-  const middle = lcsLength(a, b, options.maxSteps ?? 50_000_000);
-  if (middle === undefined) return { insertions: 0, deletions: 0, binary: false, skipped: true };
-  const common = edges.lines + middle;
-  return { insertions: countLines(after) - common, deletions: countLines(before) - common, binary: false, skipped: false };
+  const common = lcsLength(a, b, options.maxSteps ?? 50_000_000);
+  if (common === undefined) return { insertions: 0, deletions: 0, binary: false, skipped: true };
+  // The shared ends are whole lines on both sides, so they drop out: what the middle adds and removes is all.
+  return { insertions: b.length - common, deletions: a.length - common, binary: false, skipped: false };
 }
 
 /**
  * Bytes of whole lines `a` and `b` share at the start and at the end (each
- * cut back to a line boundary in both files), and how many lines that is.
+ * cut back to a line boundary in both files).
  */
-function commonLineEdges(a: Uint8Array, b: Uint8Array): { prefix: number; suffix: number; lines: number } {
+function commonLineEdges(a: Uint8Array, b: Uint8Array): { prefix: number; suffix: number } {
   let prefix = commonPrefixLength(a, b);
   if (prefix < a.length || prefix < b.length) {
     // Back up to just after the last newline both share: the line in progress differs.
@@ -85,9 +85,7 @@ function commonLineEdges(a: Uint8Array, b: Uint8Array): { prefix: number; suffix
     const newline = shared.indexOf(0x0a);
     suffix = newline === -1 ? 0 : suffix - newline - 1;
   }
-  const prefixLines = countLines(a.subarray(0, prefix));
-  const suffixLines = countLines(a.subarray(a.length - suffix));
-  return { prefix, suffix, lines: prefixLines + suffixLines };
+  return { prefix, suffix };
 }
 
 function splitLines(bytes: Uint8Array): string[] {
