@@ -37,6 +37,13 @@ export interface ReplaceJob {
   mode: number;
   /** Remove the file instead of replacing it (once it is found to be what was seen). */
   remove?: boolean;
+  /**
+   * Send back the bytes the file held (read, and checked against `expected`,
+   * even where its signature vouches for it), for the caller's statistics:
+   * the check reads them anyway when it cannot trust the signature, and the
+   * caller then need not read the file a second time.
+   */
+  returnPrevious?: boolean;
   durable: boolean;
   /** An entry larger than this is not read to compare it: it is not what was seen. */
   maxBytes: number;
@@ -45,9 +52,12 @@ export interface ReplaceJob {
 export type Refusal = 'changed' | 'symlink' | 'not-regular' | 'hard-link' | 'parent-changed';
 
 export type ReplaceResult =
-  /** In place; `signature` (absent if the lstat after the rename failed) and `atNs` make the observation of the written file. */
-  | { status: 'written'; signature?: string; atNs: string }
-  | { status: 'removed' }
+  /**
+   * In place; `signature` (absent if the lstat after the rename failed) and `atNs` make the observation of the
+   * written file. `previous`: what it replaced, when the job asked for it (none when there was no file).
+   */
+  | { status: 'written'; signature?: string; atNs: string; previous?: Uint8Array }
+  | { status: 'removed'; previous?: Uint8Array }
   | { status: 'refused'; reason: Refusal }
   | { status: 'failed'; error: { message: string; code?: string; errno?: number; syscall?: string } }
   /** Not attempted: an earlier job failed. */
@@ -104,6 +114,7 @@ const replaceOneSource = `(fs, crypto, temporaryNames, job) => {
     if (directory !== job.directoryPath) return refused('parent-changed');
     const entry = job.directoryHandle + '/' + job.name;
     const stat = fs.lstatSync(entry, { bigint: true, throwIfNoEntry: false });
+    let previous;
     if (stat === undefined) {
       if (job.expected.kind !== 'absent') return refused('changed');
     } else if (stat.isSymbolicLink()) {
@@ -113,7 +124,7 @@ const replaceOneSource = `(fs, crypto, temporaryNames, job) => {
     } else {
       if (stat.nlink > 1n) return refused('hard-link');
       if (job.expected.kind !== 'file' || stat.size > BigInt(job.maxBytes)) return refused('changed');
-      if (signatureOf(stat) !== job.expected.trustedSignature) {
+      if (job.returnPrevious || signatureOf(stat) !== job.expected.trustedSignature) {
         // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the open.
         const fd = fs.openSync(entry, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
         let content;
@@ -127,11 +138,12 @@ const replaceOneSource = `(fs, crypto, temporaryNames, job) => {
           fs.closeSync(fd);
         }
         if (mode !== job.expected.mode || crypto.createHash('sha256').update(content).digest('hex') !== job.expected.sha256) return refused('changed');
+        if (job.returnPrevious) previous = content;
       }
     }
     if (job.remove) {
       fs.unlinkSync(entry);
-      return { status: 'removed' };
+      return { status: 'removed', previous };
     }
     const atNs = String(BigInt(Date.now()) * 1000000n);
     let temporary;
@@ -160,9 +172,9 @@ const replaceOneSource = `(fs, crypto, temporaryNames, job) => {
       throw error;
     }
     try {
-      return { status: 'written', signature: signatureOf(fs.lstatSync(entry, { bigint: true })), atNs };
+      return { status: 'written', signature: signatureOf(fs.lstatSync(entry, { bigint: true })), atNs, previous };
     } catch {
-      return { status: 'written', atNs }; // written all the same; only the shortcut for the next check is lost
+      return { status: 'written', atNs, previous }; // written all the same; only the shortcut for the next check is lost
     }
   } catch (error) {
     return { status: 'failed', error: { message: String(error && error.message), code: error && error.code, errno: error && error.errno, syscall: error && error.syscall } };
@@ -217,7 +229,15 @@ const warmUpSource = `() => {
   }
 }`;
 
-const pool = new WorkerPool<Batch | 'warm-up', ReplaceResult[]>(
+/** A batch's results as a worker sends them: each `previous` a span of the one buffer of them all. */
+interface BatchReply {
+  results: Array<SentBack<ReplaceResult>>;
+  previous: Uint8Array;
+}
+
+type SentBack<Result> = Result extends { previous?: Uint8Array } ? Omit<Result, 'previous'> & { previous?: { start: number; end: number } } : Result;
+
+const pool = new WorkerPool<Batch | 'warm-up', BatchReply>(
   `const fs = require('node:fs');
 const crypto = require('node:crypto');
 const replaceOne = ${replaceOneSource};
@@ -227,16 +247,28 @@ const handle = (message) => {
   try {
     warmUp();
   } catch {}
-  return { reply: [] };
+  return { reply: { results: [], previous: new Uint8Array(0) } };
 };
-const replaceAll = ({ jobs, bytes, temporaryNames, stop }) => ({
-  reply: jobs.map((job, index) => {
+const replaceAll = ({ jobs, bytes, temporaryNames, stop }) => {
+  const results = jobs.map((job, index) => {
     if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
     const result = replaceOne(fs, crypto, temporaryNames[index], { ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) });
     if (result.status === 'failed') Atomics.store(stop, 0, 1);
     return result;
-  }),
-});`,
+  });
+  // The bytes sent back, as the batch came: one buffer, moved, each result with its span of it.
+  let total = 0;
+  for (const result of results) if (result.previous !== undefined) total += result.previous.length;
+  const previous = new Uint8Array(total);
+  let at = 0;
+  for (const result of results) {
+    if (result.previous === undefined) continue;
+    previous.set(result.previous, at);
+    result.previous = { start: at, end: at + result.previous.length };
+    at += result.previous.end - result.previous.start;
+  }
+  return { reply: { results, previous }, transfer: [previous.buffer] };
+};`,
   // Four, whatever the cores: part of the kernel work blocks rather than computes, and on two cores four
   // threads finished a 1,000-file rewind 10-20% sooner than two.
   4,
@@ -253,7 +285,7 @@ const replaceAll = ({ jobs, bytes, temporaryNames, stop }) => ({
 export class ReplaceMany {
   private readonly results: Array<ReplaceResult | undefined> = [];
   /** Started at the first job that goes to them; `here` when they cannot run. */
-  private workers: ReadonlyArray<TaskWorker<Batch | 'warm-up', ReplaceResult[]>> | 'here' | undefined;
+  private workers: ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>> | 'here' | undefined;
   private readonly stop = new Int32Array(new SharedArrayBuffer(4));
   private batch: { jobs: ReplaceJob[]; first: number; bytes: number } | undefined;
   private readonly running = new Set<Promise<void>>();
@@ -262,7 +294,16 @@ export class ReplaceMany {
   /** Whether jobs may go to workers at all: enough of them (`expected`, the number the caller will add) to be worth it. */
   private readonly worthWorkers: boolean;
 
-  constructor(expected: number, kind: 'writes' | 'removals' = 'writes') {
+  /**
+   * `onResult` is called with each job's result as soon as it is known (the
+   * job's index, in the order added): right away for a job run here, when
+   * its batch comes back for one run on a worker.
+   */
+  constructor(
+    expected: number,
+    kind: 'writes' | 'removals' = 'writes',
+    private readonly onResult?: (index: number, result: ReplaceResult) => void,
+  ) {
     const enough = expected >= (kind === 'removals' ? minimumRemovalsForWorkers : minimumForWorkers);
     this.worthWorkers = enough && (pool.started || expected >= minimumForStartingWorkers);
   }
@@ -276,7 +317,7 @@ export class ReplaceMany {
     const index = this.results.length;
     this.results.push(undefined);
     if (!this.worthWorkers || job.bytes.length > largestForWorkers || (this.workers ??= pool.get() ?? 'here') === 'here') {
-      this.results[index] = this.stopped ? { status: 'not-started' } : this.runHere(job);
+      this.settle(index, this.stopped ? { status: 'not-started' } : this.runHere(job));
       return;
     }
     this.batch ??= { jobs: [], first: index, bytes: 0 };
@@ -291,6 +332,11 @@ export class ReplaceMany {
     return this.results.map((result) => result ?? { status: 'not-started' });
   }
 
+  private settle(index: number, result: ReplaceResult): void {
+    this.results[index] = result;
+    this.onResult?.(index, result);
+  }
+
   private runHere(job: ReplaceJob): ReplaceResult {
     const result = replaceOne(fs, crypto, temporaryNamesFor(job), job);
     if (result.status === 'failed') Atomics.store(this.stop, 0, 1);
@@ -301,20 +347,24 @@ export class ReplaceMany {
     const { jobs, first, bytes } = this.batch!;
     this.batch = undefined;
     while (this.waitingBytes > 0 && this.waitingBytes + bytes > bytesInFlight) await Promise.race(this.running);
-    const workers = this.workers as ReadonlyArray<TaskWorker<Batch | 'warm-up', ReplaceResult[]>>;
+    const workers = this.workers as ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>>;
     const worker = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
     this.waitingBytes += bytes;
     const { batch, transfer } = batchOf(jobs, bytes, this.stop);
     const done = worker
       .run(batch, transfer)
       .then(
-        (results) => results.forEach((result, offset) => (this.results[first + offset] = result)),
+        ({ results, previous }) =>
+          results.forEach((result, offset) => {
+            const span = 'previous' in result ? result.previous : undefined;
+            this.settle(first + offset, (span === undefined ? result : { ...result, previous: previous.subarray(span.start, span.end) }) as ReplaceResult);
+          }),
         // The worker died (it catches every error of a job, so only something like running out of memory does
         // this). Which of these it wrote is unknown: each file is whole, old or new, and the batch counts as failed.
         (error: unknown) => {
           Atomics.store(this.stop, 0, 1);
           const failed: ReplaceResult = { status: 'failed', error: { message: `a rewind worker stopped: ${String(error)}` } };
-          jobs.forEach((_, offset) => (this.results[first + offset] = failed));
+          jobs.forEach((_, offset) => this.settle(first + offset, failed));
         },
       )
       .finally(() => {

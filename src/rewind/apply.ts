@@ -11,7 +11,7 @@ import type { Observation, RewindAction } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
 import type { LineStatsCache } from './stats-cache.js';
-import { leftAlone, measureChange, recallStats, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
+import { countChange, leftAlone, measureChange, recallStats, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -82,13 +82,21 @@ async function applySideBySide(
   changes: readonly PlannedChange[],
   kind: 'writes' | 'removals',
 ): Promise<void> {
-  const jobs = new ReplaceMany(changes.length, kind);
   const sent: PlannedChange[] = [];
+  /** Changes counted once their job sends back the bytes it replaced (by index in `sent`), with their target's bytes. */
+  const countAfter = new Map<number, Buffer | undefined>();
+  const jobs = new ReplaceMany(changes.length, kind, (index, result) => {
+    if (!countAfter.has(index)) return;
+    const target = countAfter.get(index);
+    countAfter.delete(index);
+    if (result.status === 'written' || result.status === 'removed') countChange(sent[index]!, result.previous, target);
+  });
   for (const change of changes) {
     if (jobs.stopped) break;
     try {
       const prepared = await prepareChange(context, change);
       if ('job' in prepared) {
+        if (prepared.job.returnPrevious === true) countAfter.set(sent.length, prepared.countWith);
         sent.push(change);
         await jobs.add(prepared.job);
       } else if ('skipped' in prepared) outcome.skipped.push(prepared.skipped);
@@ -134,11 +142,20 @@ export function inverseOf(change: PlannedChange): PlannedChange | undefined {
  * makes the change), or, for what it does not handle (a mode change, a link
  * to remove), the change applied here.
  */
-async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<{ job: ReplaceJob } | AppliedChange | { skipped: SkippedPath }> {
+async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<{ job: ReplaceJob; countWith?: Buffer | undefined } | AppliedChange | { skipped: SkippedPath }> {
   const removal = change.action === 'delete';
   if ((!removal && change.target.kind !== 'file') || change.action === 'chmod' || change.current.kind === 'symlink') return applyChange(context, change);
-  // A removal has no bytes to write, but its statistics are counted here all the same.
-  const bytes = await targetBytesOf(context, change);
+  // Current bytes the plan did not read (the store holds them) are needed for the statistics only. The job
+  // reads them anyway to check the file when its signature is too fresh to vouch for it, so it sends them
+  // back and the change is counted then, instead of this thread reading the file first.
+  let countInJob = false;
+  if (change.currentBytes === 'on-disk' && !change.measured && !recallStats(context.keptCounts, change)) {
+    const directory = pinnedParent(context, change, 'unless-job-checks');
+    if ('skipped' in directory) return directory;
+    countInJob = directory.handlePath() !== undefined;
+  }
+  // A removal has no bytes to write, but its statistics are counted all the same.
+  const bytes = await targetBytesOf(context, change, countInJob);
   if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
   const directory = pinnedParent(context, change, 'unless-job-checks');
   if (typeof directory === 'object' && 'skipped' in directory) return directory;
@@ -163,7 +180,9 @@ async function prepareChange(context: ApplyContext, change: PlannedChange): Prom
       ...(change.target.kind === 'file' ? { bytes: bytes!, mode: change.target.mode } : { bytes: noBytes, mode: 0, remove: true }),
       durable: context.durable,
       maxBytes: context.maxFileBytes,
+      ...(countInJob ? { returnPrevious: true } : {}),
     },
+    ...(countInJob ? { countWith: bytes } : {}),
   };
 }
 
@@ -198,8 +217,9 @@ async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buff
  * left alone. A change the plan left unmeasured is measured first; either way
  * the change lets go of the bytes, which a large rewind cannot hold for all.
  */
-async function targetBytesOf(context: ApplyContext, change: PlannedChange): Promise<Buffer | undefined | { skipped: SkippedPath }> {
-  if (!change.measured && !recallStats(context.keptCounts, change)) {
+async function targetBytesOf(context: ApplyContext, change: PlannedChange, countInJob = false): Promise<Buffer | undefined | { skipped: SkippedPath }> {
+  if (countInJob) change.currentBytes = undefined;
+  else if (!change.measured && !recallStats(context.keptCounts, change)) {
     const current = change.currentBytes === 'on-disk' ? currentBytesOnDisk(context, change) : change.currentBytes;
     if (typeof current === 'object' && 'skipped' in current) return current;
     const skipped = await measureChange({ readBlob: context.readBlob }, change, current, true);

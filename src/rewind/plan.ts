@@ -255,14 +255,21 @@ export async function measureChange(
     targetBytes = read.bytes;
   }
   if (change.action !== 'chmod') {
-    const stats = lineStats(current, targetBytes);
-    setStats(change, stats);
+    const stats = countChange(change, current, targetBytes);
     const sides = sidesOf(change);
     if (sides !== undefined) context.keepCounts?.set(sides.from, sides.to, stats);
     if (keepTarget) change.targetBytes = targetBytes;
   }
   change.measured = true;
   return undefined;
+}
+
+/** Counts the statistics of `change` from the bytes on both sides (`undefined`: no file there). */
+export function countChange(change: PlannedChange, current: Uint8Array | undefined, target: Uint8Array | undefined): LineStats {
+  const stats = lineStats(current, target);
+  setStats(change, stats);
+  change.measured = true;
+  return stats;
 }
 
 /**

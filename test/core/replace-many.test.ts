@@ -228,6 +228,51 @@ describe.runIf(linux)('ReplaceMany', () => {
     expect(whole.equals(copy)).toBe(true);
   });
 
+  for (const count of [120, 6]) {
+    it(`sends back the bytes each job replaced or removed, when asked, checked like any (${count} jobs, ${count >= 32 ? 'worker threads' : 'this thread'})`, async () => {
+      const project = tempProject();
+      const directory = path.join(project.root, 'd');
+      fs.mkdirSync(directory);
+      const pinned = PinnedDirectory.open(directory) as PinnedDirectory;
+      const before = (index: number) => Buffer.from(`line ${index}\n`.repeat(index % 5) + (index % 4 === 0 ? 'no final newline' : ''));
+      const files = Array.from({ length: count }, (_, index) => {
+        const name = `f${index}.txt`;
+        const file = path.join(directory, name);
+        const kind = index === 1 ? 'changed' : index === 2 ? 'trusted' : index === 3 ? 'removed' : index === 4 ? 'not-asked' : 'plain';
+        fs.writeFileSync(file, before(index));
+        fs.chmodSync(file, 0o644);
+        if (kind === 'trusted') fs.utimesSync(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
+        const expected = { kind: 'file', sha256: sha256(before(index)), mode: 0o644, ...(kind === 'trusted' ? { trustedSignature: signatureOf(file) } : {}) } as const;
+        if (kind === 'changed') fs.writeFileSync(file, 'changed by someone\n');
+        return { name, kind, expected };
+      });
+      const replacements = new ReplaceMany(count);
+      const seen = new Map<number, ReplaceResult>();
+      const withCallback = new ReplaceMany(count, 'writes', (index, result) => seen.set(index, result));
+      for (const [index, { name, kind, expected }] of files.entries()) {
+        const job = { directoryHandle: pinned.handlePath()!, directoryPath: directory, name, expected, bytes: Buffer.from(`new ${index}\n`), mode: 0o644, durable: false, maxBytes: 1 << 20 };
+        const asked = kind === 'not-asked' ? job : { ...job, returnPrevious: true };
+        await (index % 2 === 0 ? replacements : withCallback).add(kind === 'removed' ? { ...asked, bytes: new Uint8Array(0), remove: true } : asked);
+      }
+      const [even, odd] = [await replacements.finish(), await withCallback.finish()];
+      pinned.close();
+      const results = files.map((_, index) => (index % 2 === 0 ? even[index / 2] : odd[(index - 1) / 2])!);
+      for (const [index, { kind }] of files.entries()) {
+        const result = results[index]!;
+        if (kind === 'changed') expect(result).toEqual({ status: 'refused', reason: 'changed' });
+        else if (kind === 'not-asked') expect((result as { previous?: Uint8Array }).previous).toBeUndefined();
+        else {
+          expect(result.status, kind).toBe(kind === 'removed' ? 'removed' : 'written');
+          // Exactly the old bytes, even where the signature vouched for the file and the check would not read it.
+          expect(Buffer.from((result as { previous: Uint8Array }).previous).equals(before(index)), `${index}`).toBe(true);
+        }
+      }
+      // The callback saw each result as `finish` reports it, by the index of its job.
+      expect([...seen.keys()].sort((a, b) => a - b)).toEqual(odd.map((_, index) => index));
+      for (const [index, result] of odd.entries()) expect(seen.get(index)).toEqual(result);
+    });
+  }
+
   it('after a failed write starts no further job: each file is then whole, old or new', async () => {
     const project = tempProject();
     const directory = path.join(project.root, 'd');
@@ -264,6 +309,40 @@ describe.runIf(linux)('ReplaceMany', () => {
 });
 
 describe('a rewind of many files', () => {
+  for (const count of [300, 12]) {
+    it(`counts exact line statistics when the store already holds the current bytes (${count} files, read only by the write's own check)`, async () => {
+      const project = tempProject();
+      const files = Array.from({ length: count }, (_, index) => project.write(`src/m${index % 8}/f${index}.ts`, `export const value${index} = ${index};\n`));
+      const manager = await project.open();
+      const first = await manager.checkpoint(newId());
+      for (const [index, file] of files.entries()) {
+        await manager.trackEdit(file);
+        if (index % 10 === 9) {
+          fs.rmSync(file);
+          await manager.recordWrite(file, { tool: 'Bash' });
+          continue;
+        }
+        // Written and reported by a tool a moment ago: its content is stored, and its timestamps too fresh to vouch for it.
+        const content = `export const value${index} = ${index};\n` + `// added ${index}\n`.repeat((index % 3) + 1);
+        fs.writeFileSync(file, content);
+        await manager.recordWrite(file, { tool: 'Write', content: Buffer.from(content) });
+      }
+      await manager.checkpoint(newId());
+      const result = await manager.rewindFiles(first);
+      expect(result.files?.map((file) => [path.relative(project.root, file.path), file.action, file.insertions, file.deletions])).toEqual(
+        files
+          .map((file, index) => [path.relative(project.root, file), index % 10 === 9 ? 'recreate' : 'restore', index % 10 === 9 ? 1 : 0, index % 10 === 9 ? 0 : (index % 3) + 1] as const)
+          .sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+      );
+      for (const [index, file] of files.entries()) expect(fs.readFileSync(file, 'utf8')).toBe(`export const value${index} = ${index};\n`);
+      // Back again: the files the rewind wrote are counted the other way round.
+      const back = await manager.rewindFiles(result.undoCheckpointId!);
+      expect([back.insertions, back.deletions]).toEqual([result.deletions, result.insertions]);
+      await manager.close();
+    });
+  }
+
+
   it('restores 400 files exactly (bytes and modes), and its undo puts them back', async () => {
     const project = tempProject();
     const files = Array.from({ length: 400 }, (_, index) => project.write(`src/m${index % 16}/f${index}.ts`, `export const value${index} = ${index};\n`));
