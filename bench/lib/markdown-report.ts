@@ -171,7 +171,8 @@ export function markdownReport(reports: readonly ScenarioReport[], run: RunDescr
     '',
     `Figures of one run of \`${run.command}\`${run.quick ? ' **in quick mode (small sizes, few samples: not comparable to a full run)**' : ''}, ` +
       `written by the run itself (bench/run.ts). Ratios are rewindable / baseline, of medians; "N× faster" is the inverse. ` +
-      'Every scenario runs its baseline side by side with rewindable in the same run, on the same files.',
+      'Every scenario runs its baseline side by side with rewindable in the same run, on the same files. ' +
+      'rewindable is measured as users import it: built by the run with the project\'s tsup configuration (bench/lib/library.ts), not run from its TypeScript sources.',
     '',
     '## Machine',
     '',

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CheckpointManager } from '../../src/index.js';
+import { CheckpointManager } from '../lib/library.js';
 import { generateProject } from '../lib/generated-project.js';
 import type { Figure, Row, ScenarioReport } from '../lib/results.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CheckpointManager } from '../../src/index.js';
+import { CheckpointManager } from '../lib/library.js';
 import { generatedPath, generateProject } from '../lib/generated-project.js';
 import type { ChartPoint, Row, ScenarioReport } from '../lib/results.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';

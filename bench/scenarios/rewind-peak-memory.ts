@@ -3,7 +3,7 @@ import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CheckpointManager } from '../../src/index.js';
+import { CheckpointManager } from '../lib/library.js';
 import type { ScenarioReport } from '../lib/results.js';
 import type { Scenario } from '../lib/scenario.js';
 import { sourceFile } from '../lib/source-text.js';

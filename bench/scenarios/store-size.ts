@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { CheckpointManager } from '../../src/index.js';
+import { CheckpointManager } from '../lib/library.js';
 import type { Row, ScenarioReport } from '../lib/results.js';
 import type { Scenario } from '../lib/scenario.js';
 import { ShadowGit } from '../lib/shadow-git.js';
