@@ -27,12 +27,9 @@ export function writeTenKilobyteFiles(root: string, count: number): string[] {
 /**
  * Issue 9, item 3: a real rewind of 1,000 changed files of 10 KB against
  * `git checkout <rev> -- .` in a shadow repository. All contenders work on
- * one copy of the project, in turn: on ext4 the cost of creating a file
- * depends on where its directory's inodes lie, so contenders on copies of
- * their own would measure their copy's place on the disk as much as
- * themselves. Before every sample (untimed) all 1,000 files get new content,
- * as a turn that rewrote them would leave them, and every contender
- * checkpoints it.
+ * one project in turn (the method below says why); before every sample
+ * (untimed) all 1,000 files get new content, as a turn that rewrote them
+ * would leave them, and every contender checkpoints it.
  */
 export const rewindFiles: Scenario = {
   id: 'rewind',
@@ -45,7 +42,7 @@ export const rewindFiles: Scenario = {
     const root = path.join(directory, 'project');
     context.log(`rewind: writing ${fileCount} files of 10 KB`);
     const files = writeTenKilobyteFiles(root, fileCount);
-    const managers: Record<Durability, CheckpointManager> = {} as Record<Durability, CheckpointManager>;
+    const managers = {} as Record<Durability, CheckpointManager>;
     const before = {} as Record<Durability, string>;
     try {
       for (const durability of durabilities) {
@@ -111,7 +108,7 @@ export const rewindFiles: Scenario = {
         method: [
           `One project of ${fileCount.toLocaleString('en-US')} source-like files of ${fileBytes / 1024} KiB, which every contender works on in turn: two rewindable sessions (durability 'none' and 'full') and a shadow git repository. ` +
             'Before every sample (untimed) every file gets new content, written in place and reported as a tool write to both sessions, then each session takes the next checkpoint and git commits (`add -A` + `commit`), as when the user asks to undo a turn that rewrote them; then `sync`, so that no sample pays for writing out the pages of another.',
-          'One project for all, not a copy each: on this machine\'s ext4 (no journal) creating a file costs more the more inodes were freed lately near its directory\'s, so the same unlink-and-create loop over three identical copies took 38, 79 and 232 ms (medians of eight rounds, alternating). Contenders on copies of their own measured where their copy happened to lie as much as themselves (full runs measured 0.67–2.28× that way).',
+          'One project for all, not a copy each: on this machine\'s ext4 (no journal) creating a file costs more the more inodes were freed lately near its directory\'s, so the same unlink-and-create loop over three identical copies took 38, 79 and 232 ms (medians of eight rounds, alternating). Contenders on copies of their own measured where their copy happened to lie as much as themselves (runs measured 0.67–2.28× that way).',
           'Timed: rewindable `rewindFiles(first checkpoint)` — which also backs up the current content of every file as its undo point, writes every file atomically (temporary file + rename) and logs the rewind — ' +
             'against `git checkout <first commit> -- .` in the shadow repository (each file unlinked and written again, not atomically; nothing saved first).',
           `Git does not fsync work-tree files, so the target compares rewindable with durability 'none'; 'full' (fsync of every restored file and directory) is shown for context. ` +
