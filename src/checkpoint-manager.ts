@@ -155,6 +155,11 @@ export class CheckpointManager {
     return this.options.durability;
   }
 
+  /** Largest file that is backed up (the `maxFileBytes` option); the built-in tools never write a larger one. */
+  get maxFileBytes(): number {
+    return this.options.maxFileBytes;
+  }
+
   /**
    * The canonical absolute path rewindable tracks for `filePath` (relative
    * paths resolve against `cwd`; existing directories are replaced by their

@@ -28,6 +28,15 @@ export interface TrackedWrite {
  */
 export async function writeTracked(manager: CheckpointManager, request: TrackedWrite): Promise<void> {
   const { tool, target, bytes } = request;
+  if (bytes.length > manager.maxFileBytes) {
+    // A file over the cap cannot be backed up, so no rewind could restore or remove it: never create one.
+    throw new RewindableError(
+      RewindableErrorCode.FILE_TOO_LARGE,
+      `${target.path} was not written: ${tool}'s new content is ${bytes.length} bytes, over the backup size cap of ${manager.maxFileBytes} bytes ` +
+        '(maxFileBytes), so no rewind could undo it. Write it in smaller files, or raise maxFileBytes.',
+      { details: { tool, path: target.path } },
+    );
+  }
   const durable = manager.durability === 'full';
   let directory = target.directory;
   let tracking: Promise<boolean>;

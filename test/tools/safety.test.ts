@@ -101,6 +101,24 @@ describe('a tool never writes unless its backup was taken', () => {
     expect(trackedPaths(project)).toEqual([]);
   });
 
+  it('never writes content over maxFileBytes, which no rewind could remove or restore (Write, Edit, NotebookEdit)', async () => {
+    const notebook = '{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}\n';
+    const { project, manager, turn } = await toolSession({ 'a.txt': 'aaaa\n', 'n.ipynb': notebook }, { maxFileBytes: 1000 });
+    const big = 'é'.repeat(600); // 1200 bytes of UTF-8, under the tools' own 10 MiB limit
+    for (const call of [
+      () => manager.tools.write({ file_path: 'new/b.txt', content: big }),
+      () => manager.tools.write({ file_path: 'a.txt', content: big }),
+      () => manager.tools.edit({ file_path: 'a.txt', old_string: 'a', new_string: 'é'.repeat(150), replace_all: true }),
+      () => manager.tools.notebookEdit({ notebook_path: 'n.ipynb', edit_mode: 'insert', cell_type: 'code', new_source: big }),
+    ]) {
+      expect(await failsWithoutChanges(project, call)).toMatchObject({ code: 'FILE_TOO_LARGE', message: expect.stringContaining('over the backup size cap of 1000 bytes') });
+    }
+    // At the cap it is written, and the rewind removes it.
+    await manager.tools.write({ file_path: 'c.txt', content: 'c'.repeat(1000) });
+    expect((await manager.rewindFiles(turn)).filesChanged).toEqual([project.file('c.txt')]);
+    expect(project.exists('c.txt')).toBe(false);
+  });
+
   it('refuses before the first checkpoint, creating no file and no directory', async () => {
     const { project } = await toolSession({ 'a.txt': 'a\n' });
     const manager = await project.open();
