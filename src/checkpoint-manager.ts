@@ -431,6 +431,7 @@ export class CheckpointManager {
       mode: this.options.readOnly ? 'read' : this.options.resume !== undefined ? 'resume' : 'create',
       durable: this.options.durability === 'full',
       maxFileBytes: this.options.maxFileBytes,
+      confinement: { extraRoots: this.scope.extraRoots, storeDirectory: this.scope.storeDirectory },
     });
     if (this.options.readOnly) return session;
     try {

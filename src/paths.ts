@@ -33,7 +33,24 @@ export interface PathScope {
   readonly storeDirectory: string | undefined;
 }
 
+/**
+ * Whether a path read back from a store (a log record of this or another
+ * host, a copied store, a fork source) may be acted on: inside the project
+ * root or an extra root, and not inside the store. Stored paths are canonical
+ * when written, so this is a check of the string; links that appear on the
+ * way later are refused when the path's directory is pinned.
+ */
+export function isConfined(absolute: string, scope: Pick<PathScope, 'root' | 'extraRoots' | 'storeDirectory'>): boolean {
+  if (!isInside(absolute, scope.root) && !scope.extraRoots.some((root) => isInside(absolute, root))) return false;
+  const store = scope.storeDirectory;
+  return store === undefined || (absolute !== store && !isInside(absolute, store));
+}
+
 export function isInside(child: string, parent: string): boolean {
+  // Both normalized absolute POSIX paths (the usual case, thousands of times when a log is loaded): a string test.
+  if (isPlainRoot(parent) && child.charCodeAt(0) === slash && isPlain(child)) {
+    return child.length > parent.length + 1 && child.charCodeAt(parent.length) === slash && child.startsWith(parent);
+  }
   const relative = path.relative(parent, child);
   // A `..` segment leaves `parent`; a name that merely starts with two dots (`..data`) does not.
   return relative !== '' && relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);

@@ -27,6 +27,7 @@ export async function writeFork(source: Session, newSessionId: string, atMessage
     mode: 'create',
     durable: source.durable,
     maxFileBytes: source.maxFileBytes,
+    confinement: source.state.confinement,
     forkedFrom: { sessionId: source.sessionId, messageId: atMessage },
   });
   try {

@@ -14,8 +14,9 @@ import type { LineStatsCache } from './stats-cache.js';
  * run is this plan and nothing more; the real run applies it.
  */
 
-/** Why a path is left alone. The first six are the safety refusals counted in `skippedLinks`. */
+/** Why a path is left alone. The first seven are the safety refusals counted in `skippedLinks`. */
 export type SkipReason =
+  | 'outside-project'
   | 'symlink'
   | 'hard-link'
   | 'not-regular'
@@ -27,6 +28,7 @@ export type SkipReason =
   | 'changed-during-rewind';
 
 export const safetyRefusals: ReadonlySet<SkipReason> = new Set([
+  'outside-project',
   'symlink',
   'hard-link',
   'not-regular',
@@ -146,7 +148,18 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
     if (outcome.change !== undefined) plan.changes.push(outcome.change);
     if (outcome.skipped !== undefined) plan.skipped.push(outcome.skipped);
   }
+  if (context.only === undefined) plan.skipped.push(...[...context.state.outsidePaths.keys()].map(refuseOutside));
   return plan;
+}
+
+/** A path a record names outside the roots (`SessionState.outsidePaths`): damage, reported by every rewind, never touched. */
+function refuseOutside(absolute: string): SkippedPath {
+  return leftAlone(
+    absolute,
+    'outside-project',
+    'the session log names it, but it is outside the project root and the extra roots (or inside the store), so it is never read or written; ' +
+      'the log was altered or comes from elsewhere, unless the path is in an extra root this session is no longer opened with',
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Transcript } from '../conversation/transcript.js';
-import { fromStoredPath } from '../paths.js';
+import { fromStoredPath, isConfined, type PathScope } from '../paths.js';
 import type { FileState, LogRecord, Observation, RegularFileState, RewindBeginRecord, SessionStartRecord } from '../schemas.js';
 
 /**
@@ -46,6 +46,9 @@ export interface TrackedPath {
   captured?: boolean;
 }
 
+/** Besides the project root, where the paths a session's records name may lead. */
+export type SessionConfinement = Pick<PathScope, 'extraRoots' | 'storeDirectory'>;
+
 export class SessionState {
   start: SessionStartRecord | undefined;
   readonly checkpoints: CheckpointInfo[] = [];
@@ -57,7 +60,19 @@ export class SessionState {
   /** Paths a tracked tool wrote, by the checkpoint whose turn it was. */
   private readonly writtenDuring = new Map<number, Set<string>>();
 
-  constructor(public root: string) {}
+  /**
+   * Paths that records name outside the project root and the extra roots (or
+   * inside the store), absolute, with the path as stored: damage (a crafted
+   * or foreign log), or an extra root the session is no longer opened with.
+   * They are never tracked, read or written; every rewind reports them.
+   */
+  readonly outsidePaths = new Map<string, string>();
+
+  /** `confinement`: where the paths records name may lead besides the root (see `isConfined`); by default nowhere. */
+  constructor(
+    public root: string,
+    readonly confinement: SessionConfinement = { extraRoots: [], storeDirectory: undefined },
+  ) {}
 
   /** The project directory the session belongs to now (it may have moved since the session began). */
   get projectPath(): string | undefined {
@@ -109,9 +124,11 @@ export class SessionState {
         const checkpoint = this.checkpointsById.get(record.checkpointId);
         if (checkpoint === undefined) return;
         const first = (storedPath: string, state: FileState, observed?: Observation) => {
-          if (this.paths.has(fromStoredPath(storedPath, this.root))) return; // only first backups
+          const absolute = fromStoredPath(storedPath, this.root);
+          if (this.paths.has(absolute)) return; // only first backups
           this.recordVersion(storedPath, checkpoint.index, state, observed);
-          this.paths.get(fromStoredPath(storedPath, this.root))!.captured = true;
+          const tracked = this.paths.get(absolute);
+          if (tracked !== undefined) tracked.captured = true;
         };
         for (const [storedPath, sha256, size, mode, sig] of record.files) first(storedPath, { kind: 'file', sha256, size, mode }, { sig, atNs: record.observedAtNs });
         for (const storedPath of record.absent) first(storedPath, { kind: 'absent' });
@@ -200,6 +217,10 @@ export class SessionState {
     const absolute = fromStoredPath(storedPath, this.root);
     let tracked = this.paths.get(absolute);
     if (tracked === undefined) {
+      if (!isConfined(absolute, { root: this.root, ...this.confinement })) {
+        this.outsidePaths.set(absolute, storedPath);
+        return;
+      }
       tracked = { path: absolute, storedPath, versions: [] };
       this.paths.set(absolute, tracked);
     }

@@ -13,7 +13,7 @@ import type { BlobWrite, StorageAdapter, StorageLock } from '../store/storage-ad
 import { now } from './clock.js';
 import { observePath, type ObservedPath } from './observe-path.js';
 import { relocateSession } from './relocate-session.js';
-import { sameState, SessionState, type TrackedPath } from './session-state.js';
+import { sameState, SessionState, type SessionConfinement, type TrackedPath } from './session-state.js';
 
 /** What the capture scope's last scan found (kept in memory only). */
 export interface ScopeIndex {
@@ -35,6 +35,8 @@ export interface SessionOpenOptions {
   mode: 'create' | 'resume' | 'read';
   durable: boolean;
   maxFileBytes: number;
+  /** Where the paths its records name may lead besides the root (see `SessionState.outsidePaths`); by default nowhere. */
+  confinement?: SessionConfinement;
   /** For a new session forked from another: written into its header. */
   forkedFrom?: { sessionId: string; messageId: string };
 }
@@ -61,7 +63,7 @@ export class Session {
     options: SessionOpenOptions,
     private readonly lock: StorageLock | undefined,
   ) {
-    this.state = new SessionState(options.root);
+    this.state = new SessionState(options.root, options.confinement);
     this.log = new SessionLog(options.storage, { projectKey: encodeProjectKey(options.root), sessionId: options.sessionId });
     this.durable = options.durable;
     this.maxFileBytes = options.maxFileBytes;
