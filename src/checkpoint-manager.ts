@@ -23,11 +23,12 @@ import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } f
 import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './paths.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
 import type { RewindFilesResult } from './rewind/result.js';
-import { dryRunRewind, recoverInterruptedRewind, runRewind } from './rewind/transaction.js';
+import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
+import { dryRunRewind, runRewind } from './rewind/transaction.js';
 import { checkpointNotFoundMessage, findCheckpoint } from './session/find-checkpoint.js';
 import { listSessions } from './session/list-sessions.js';
 import { recordToolWrite, type RecordWriteOptions } from './session/record-write.js';
-import { Session } from './session/session.js';
+import { Session, type SessionOpenOptions } from './session/session.js';
 import type { ObservedPath } from './session/observe-path.js';
 import { trackFirstBackup, type IntendedWrite } from './session/track-edit.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
@@ -84,6 +85,7 @@ export class CheckpointManager {
   private boundTools: ManagerTools | undefined;
   private readonly captureScope: ResolvedCapture | undefined;
   private lastScanReport: ScanReport | undefined;
+  private interrupted: InterruptedRewind[] = [];
 
   /**
    * Validates the options at once (a missing `cwd` or a malformed id throws
@@ -392,6 +394,17 @@ export class CheckpointManager {
     return this.queue.run(async () => diffAgainstCheckpoint(session, await findCheckpoint(session, userMessageId), options));
   }
 
+  /**
+   * Rewinds of this project that a crash had interrupted, found when this
+   * manager opened its session (a writable one), in this session or any
+   * other of the project, and what became of each: rolled back, left to the
+   * live process that holds its session, or failed (tried again at the next open).
+   */
+  async interruptedRewinds(): Promise<InterruptedRewind[]> {
+    await this.session();
+    return [...this.interrupted];
+  }
+
   /** True when the session has a checkpoint with this id (cheap: no files are read). */
   async hasCheckpoint(id: string): Promise<boolean> {
     const session = await this.session();
@@ -424,18 +437,24 @@ export class CheckpointManager {
 
   private async openSession(): Promise<Session | undefined> {
     if (this.storage === undefined) return undefined;
-    const session = await Session.open({
-      storage: this.storage,
-      root: this.options.root,
-      sessionId: this.sessionId,
-      mode: this.options.readOnly ? 'read' : this.options.resume !== undefined ? 'resume' : 'create',
-      durable: this.options.durability === 'full',
-      maxFileBytes: this.options.maxFileBytes,
-      confinement: { extraRoots: this.scope.extraRoots, storeDirectory: this.scope.storeDirectory },
-    });
+    const open = (sessionId: string, mode: SessionOpenOptions['mode'], followMoves = true) =>
+      Session.open({
+        storage: this.storage!,
+        root: this.options.root,
+        sessionId,
+        mode,
+        followMoves,
+        durable: this.options.durability === 'full',
+        maxFileBytes: this.options.maxFileBytes,
+        confinement: { extraRoots: this.scope.extraRoots, storeDirectory: this.scope.storeDirectory },
+      });
+    const session = await open(this.sessionId, this.options.readOnly ? 'read' : this.options.resume !== undefined ? 'resume' : 'create');
     if (this.options.readOnly) return session;
     try {
-      await recoverInterruptedRewind(session);
+      const own = await recoverSession(session);
+      // Another session's rewind a crash interrupted is rolled back too: its user may never reopen that session.
+      const others = await recoverOtherSessions(session, (sessionId) => open(sessionId, 'resume', false));
+      this.interrupted = own === undefined ? others : [own, ...others];
     } catch (error) {
       await session.close();
       throw error;

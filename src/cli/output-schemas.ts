@@ -29,6 +29,8 @@ export const sessionsOutputSchema = z.strictObject({
       bytes: z.int().nonnegative().optional(),
       /** The log cannot be read (LOG_CORRUPT, STORE_IO): the counts are 0 and createdAt is lastActivity. */
       damaged: z.strictObject({ code: z.string().min(1), message: z.string().min(1) }).optional(),
+      /** A rewind a crash interrupted: opening this session, or any other of the project, for writing rolls it back. */
+      interruptedRewind: z.strictObject({ rewindId: uuid, target: uuid, at: isoTime }).optional(),
     }),
   ),
 });

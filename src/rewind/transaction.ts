@@ -8,6 +8,7 @@ import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
 import { summarize, type RewindFilesResult } from './result.js';
+import { clearPendingRewind, notePendingRewind } from './pending-rewind-note.js';
 import { LineStatsCache } from './stats-cache.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
@@ -65,21 +66,32 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
     return planned;
   });
   const rewindId = randomUUID();
-  await session.append(
-    [
-      { type: 'checkpoint', id: undoCheckpointId, createdAt: now(), reason: 'pre-rewind', files: undoFiles },
-      {
-        type: 'rewind-begin',
-        rewindId,
-        target: target.id,
-        undoCheckpointId,
-        at: now(),
-        plan: plan.changes.map((change) => ({ path: change.tracked.storedPath, action: change.action })),
-      },
-    ],
-    batch.take(),
-  );
+  // Before anything can change: a crash from here on is found by whichever session of the project opens next.
+  await notePendingRewind(session, rewindId, target.id);
+  try {
+    await session.append(
+      [
+        { type: 'checkpoint', id: undoCheckpointId, createdAt: now(), reason: 'pre-rewind', files: undoFiles },
+        {
+          type: 'rewind-begin',
+          rewindId,
+          target: target.id,
+          undoCheckpointId,
+          at: now(),
+          plan: plan.changes.map((change) => ({ path: change.tracked.storedPath, action: change.action })),
+        },
+      ],
+      batch.take(),
+    );
+    return await applyAndEnd(session, target, plan, rewindId, undoCheckpointId, directories);
+  } finally {
+    // A rewind the log still has open (its rollback failed) keeps its note, for the next open to finish it.
+    if (session.state.interruptedRewind === undefined) await clearPendingRewind(session.log.storage, session.log.key);
+  }
+}
 
+/** Steps 3 and 4 of `runRewind`: the changes, then the end record, or the rollback. */
+async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, rewindId: string, undoCheckpointId: string, directories: DirectoryCache): Promise<RewindFilesResult> {
   const outcome = await applyChanges(applyContext(session, directories), plan.changes);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
@@ -134,22 +146,28 @@ export async function dryRunRewind(session: Session, target: CheckpointInfo, ski
  * which no checkpoint holds. Safe to repeat: if this crashes too, the next
  * open does the same again.
  */
-export async function recoverInterruptedRewind(session: Session): Promise<void> {
+export async function recoverInterruptedRewind(session: Session): Promise<RewindFilesResult | undefined> {
   const begin = session.state.interruptedRewind;
-  if (begin === undefined) return;
+  if (begin === undefined) return undefined;
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
-  if (undo === undefined) return;
+  if (undo === undefined) return undefined;
   const planned = new Set(begin.plan.map((entry) => entry.path));
   const directories = new DirectoryCache();
   try {
-    await rollBackInterrupted(session, begin, undo, planned, directories);
+    return await rollBackInterrupted(session, begin, undo, planned, directories);
   } finally {
     directories.close();
     session.releaseReadCaches();
   }
 }
 
-async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, planned: ReadonlySet<string>, directories: DirectoryCache): Promise<void> {
+async function rollBackInterrupted(
+  session: Session,
+  begin: RewindBeginRecord,
+  undo: CheckpointInfo,
+  planned: ReadonlySet<string>,
+  directories: DirectoryCache,
+): Promise<RewindFilesResult> {
   const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, planned, directories));
   const outcome = await applyChanges(applyContext(session, directories), plan.changes);
   noteWritten(outcome);
@@ -167,6 +185,7 @@ async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, u
     false,
   );
   await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
+  return result;
 }
 
 /** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */

@@ -50,6 +50,12 @@ export interface SessionSummary {
    * same error.
    */
   damaged?: { code: RewindableErrorCode; message: string };
+  /**
+   * A rewind of this session that a crash interrupted, half done: opening
+   * this session, or any other session of the project, for writing rolls it
+   * back (see `CheckpointManager#interruptedRewinds`).
+   */
+  interruptedRewind?: { rewindId: string; target: string; at: string };
 }
 
 /** What the CLI needs beyond the summaries: the project's real path, and store entries that are not sessions. */
@@ -135,6 +141,9 @@ async function summarize(storage: StorageAdapter, projectKey: string, root: stri
     ...(firstPrompt !== undefined ? { firstPrompt: firstPrompt.slice(0, 200) } : {}),
     ...(state.start.forkedFrom !== undefined ? { forkedFrom: state.start.forkedFrom } : {}),
     ...bytes,
+    ...(state.interruptedRewind !== undefined
+      ? { interruptedRewind: { rewindId: state.interruptedRewind.rewindId, target: state.interruptedRewind.target, at: state.interruptedRewind.at } }
+      : {}),
   };
 }
 

@@ -33,6 +33,8 @@ export interface SessionOpenOptions {
   sessionId: string;
   /** `read`: an existing session, without its lock; nothing may be written. */
   mode: 'create' | 'resume' | 'read';
+  /** `resume` only: look for the session under other project keys when this one has none (a moved project). @default true */
+  followMoves?: boolean;
   durable: boolean;
   maxFileBytes: number;
   /** Where the paths its records name may lead besides the root (see `SessionState.outsidePaths`); by default nowhere. */
@@ -84,7 +86,7 @@ export class Session {
     const session = new Session(options, lock);
     try {
       let loaded = await session.log.load();
-      if (options.mode === 'resume' && loaded === null && (await relocateSession(options.storage, options.sessionId, options.root))) {
+      if (options.mode === 'resume' && options.followMoves !== false && loaded === null && (await relocateSession(options.storage, options.sessionId, options.root))) {
         loaded = await session.log.load();
       }
       if (options.mode !== 'create' && loaded === null) {

@@ -32,6 +32,7 @@ export const sessionsCommand: Command = {
         trackedFiles: session.trackedFiles,
         ...(session.bytes !== undefined ? { bytes: session.bytes } : {}),
         ...(session.damaged !== undefined ? { damaged: session.damaged } : {}),
+        ...(session.interruptedRewind !== undefined ? { interruptedRewind: session.interruptedRewind } : {}),
       })),
     };
     const { out } = invocation;
@@ -77,5 +78,12 @@ function noteLeftOut(out: Output, ignored: readonly string[], output: SessionsOu
   }
   for (const session of output.sessions) {
     if (session.damaged !== undefined) out.note(`note: session ${session.sessionId} is damaged: ${session.damaged.message}`);
+    if (session.interruptedRewind !== undefined) {
+      out.note(
+        `note: session ${session.sessionId} has a rewind (to message ${session.interruptedRewind.target}) that was interrupted at ` +
+          `${session.interruptedRewind.at}, leaving files half rewound; opening this session or any other session of the ` +
+          `project for writing (a real rewindable rewind, or the agent's next run) rolls it back.`,
+      );
+    }
   }
 }
