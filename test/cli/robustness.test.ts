@@ -131,7 +131,7 @@ describe('rewind when every path that differs is left alone', () => {
     const checkpoint = await manager.checkpoint(newId());
     await manager.tools.write({ file_path: 'notes.txt', content: 'agent edit\n' });
     await manager.close();
-    fs.rmSync(path.join(project.store, 'blobs', 'packs', `${manager.sessionId}.pack`)); // the only backup of notes.txt
+    fs.rmSync(path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${manager.sessionId}.pack`)); // the only backup of notes.txt
 
     const text = await runCli(cli, ['rewind', manager.sessionId, checkpoint, '--yes', '--store', project.store]);
     const json = await runCli(cli, ['rewind', manager.sessionId, checkpoint, '--yes', '--json', '--store', project.store]);

@@ -110,7 +110,7 @@ describe('fork', () => {
     const logs = path.join(project.store, 'projects', encodeProjectKey(project.root));
     const old = new Date(Date.now() - 40 * 24 * 60 * 60 * 1000);
     fs.utimesSync(path.join(logs, `${manager.sessionId}.jsonl`), old, old);
-    fs.utimesSync(path.join(project.store, 'blobs', 'packs', `${manager.sessionId}.pack`), old, old);
+    fs.utimesSync(path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${manager.sessionId}.pack`), old, old);
     expect((await cleanup({ storeDir: project.store })).sessionsRemoved.map((session) => session.sessionId)).toEqual([manager.sessionId]);
 
     project.write('notes.md', 'changed later\n');

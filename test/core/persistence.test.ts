@@ -38,7 +38,7 @@ describe('persistence', () => {
     expect(encodeProjectKey(project.root)).toMatch(/^[A-Za-z0-9-]+$/);
     const header = JSON.parse(fs.readFileSync(log, 'utf8').split('\n')[0]!);
     expect(header).toMatchObject({ type: 'session-start', sessionId: manager.sessionId, cwd: project.root });
-    expect(fs.existsSync(path.join(project.store, 'blobs', 'packs', `${manager.sessionId}.pack`))).toBe(true);
+    expect(fs.existsSync(path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${manager.sessionId}.pack`))).toBe(true);
   });
 
   it('a session resumed in another process rewinds exactly like the live one', async () => {
@@ -134,7 +134,7 @@ describe('persistence', () => {
     await manager.trackEdit('a.txt');
     await manager.close();
     // Simulate a crash between the two flushes: the log line survived, the pack entry did not.
-    fs.truncateSync(path.join(project.store, 'blobs', 'packs', `${manager.sessionId}.pack`), 0);
+    fs.truncateSync(path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${manager.sessionId}.pack`), 0);
 
     const resumed = await project.open({ resume: manager.sessionId });
     expect((await resumed.listCheckpoints())[0]!.files).toEqual([]);

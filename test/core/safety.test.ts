@@ -159,8 +159,8 @@ describe('safety refusals', () => {
   it('refuses a backup whose bytes no longer match their hash', async () => {
     const setup = await trackedSession({ 'a.txt': 'the original content\n' });
     setup.project.write('a.txt', 'changed\n');
-    const pack = fs.readdirSync(path.join(setup.project.store, 'blobs', 'packs'))[0]!;
-    const packPath = path.join(setup.project.store, 'blobs', 'packs', pack);
+    const packs = path.join(setup.project.store, 'blobs', 'packs', fs.readdirSync(path.join(setup.project.store, 'blobs', 'packs'))[0]!);
+    const packPath = path.join(packs, fs.readdirSync(packs)[0]!);
     const bytes = fs.readFileSync(packPath);
     const at = bytes.indexOf('original');
     bytes[at] = 'O'.charCodeAt(0);

@@ -59,7 +59,7 @@ describe('listing sessions, read-only access and retention', () => {
     await active.close();
 
     const logs = path.join(project.store, 'projects', encodeProjectKey(project.root));
-    for (const file of [path.join(logs, `${idle.sessionId}.jsonl`), path.join(project.store, 'blobs', 'packs', `${idle.sessionId}.pack`)]) {
+    for (const file of [path.join(logs, `${idle.sessionId}.jsonl`), path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${idle.sessionId}.pack`)]) {
       fs.utimesSync(file, daysAgo(40), daysAgo(40));
     }
     const looseFolder = fs.readdirSync(path.join(project.store, 'blobs')).find((name) => name.length === 2)!;

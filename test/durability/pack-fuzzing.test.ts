@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CheckpointManager } from '../../src/index.js';
+import { CheckpointManager, encodeProjectKey } from '../../src/index.js';
 import { BlobPack } from '../../src/store/filesystem/blob-pack.js';
 import { sha256 } from '../../src/store/session-log.js';
 import { createSandbox, type Sandbox } from './helpers/sandbox.js';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none' });
   sessionId = manager.sessionId;
   first = await manager.checkpoint();
-  packPath = path.join(sandbox.store, 'blobs', 'packs', `${sessionId}.pack`);
+  packPath = path.join(sandbox.store, 'blobs', 'packs', encodeProjectKey(sandbox.root), `${sessionId}.pack`);
   entries = [];
   for (const file of files) {
     const start = fs.existsSync(packPath) ? fs.statSync(packPath).size : 0;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CheckpointManager } from '../../src/index.js';
+import { encodeProjectKey, type CheckpointManager } from '../../src/index.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
 
 /**
@@ -56,7 +56,7 @@ describe('a flipped byte in a pack', () => {
     let content = Array.from({ length: 200 }, (_, line) => `line ${line} of the file\n`).join('');
     project.write('f.txt', content);
     const manager = await project.open();
-    const packPath = path.join(project.store, 'blobs', 'packs', `${manager.sessionId}.pack`);
+    const packPath = path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${manager.sessionId}.pack`);
     const turns: Array<{ id: string; content: string; entryStart: number }> = [];
     for (let turn = 1; turn <= 4; turn += 1) {
       const entryStart = fs.existsSync(packPath) ? fs.statSync(packPath).size : 0;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { filesystemStorage } from '../../src/index.js';
 import { SessionLog } from '../../src/store/session-log.js';
@@ -25,7 +25,7 @@ const key = { projectKey: '-tmp-project', sessionId: '6a4b9f0e-3c1d-4e2f-8a7b-1c
  * still reads exactly.
  */
 function damageFirstBundle(directory: string, members: number) {
-  const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+  const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
   const pack = fs.readFileSync(packPath);
   expect(pack.readUInt32LE(72)).toBe(members);
   const compressedStart = 72 + 4 + members * 44;
@@ -66,7 +66,7 @@ describe('filesystem storage', () => {
       await storage.putBlobs(key, [{ hash: sha(bytes), bytes, ...(previous ? { similarTo: previous } : {}) }]);
       previous = sha(bytes);
     }
-    const packSize = fs.statSync(path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`)).size;
+    const packSize = fs.statSync(path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`)).size;
     expect(packSize).toBeLessThan(versions[0]!.length * 4); // 50 versions of ~60 KB
     await storage.close();
     const reader = filesystemStorage({ directory });
@@ -112,7 +112,7 @@ describe('filesystem storage', () => {
     const first = Buffer.from('first blob');
     await storage.putBlobs(key, [{ hash: sha(first), bytes: first }]);
     await storage.close();
-    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
     const intact = fs.statSync(packPath).size;
     fs.appendFileSync(packPath, Buffer.from('RWPK\x01 half an entry'));
     const writer = filesystemStorage({ directory, durability: 'none' });
@@ -130,7 +130,7 @@ describe('filesystem storage', () => {
     const files = Array.from({ length: 300 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
     const random = Buffer.from(Array.from({ length: 3000 }, (_, index) => (index * 7919 + 13) % 251)); // compresses poorly
     await storage.putBlobs(key, [...files, random].map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
-    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
     const raw = files.reduce((sum, bytes) => sum + bytes.length, 0);
     expect(fs.statSync(packPath).size).toBeLessThan(raw / 5);
     const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
@@ -188,7 +188,7 @@ describe('filesystem storage', () => {
     const storage = filesystemStorage({ directory, durability: 'none' });
     const files = Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
     await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
-    const packPath = path.join(directory, 'blobs', 'packs', `${key.sessionId}.pack`);
+    const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
     const sizeBefore = fs.statSync(packPath).size;
     const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
     const fresh = Buffer.from('a new file\n'.repeat(200));
@@ -256,5 +256,34 @@ describe('filesystem storage', () => {
       for (const index of order) expect(Buffer.from((await reader.getBlob(key, sha(members[index]!)))!).equals(members[index]!), `member ${index}`).toBe(true);
     }
     await reader.close();
+  });
+});
+
+describe('filesystem storage: loose blobs and their collection', () => {
+  const largeBlob = () => {
+    const bytes = randomBytes(1024 * 1024 + 3);
+    return { hash: sha(bytes), bytes };
+  };
+  const longAgo = new Date(Date.now() - 40 * 24 * 60 * 60 * 1000);
+
+  it('collectGarbage never enters a linked folder of the blob store, nor removes what a link leads to', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    await storage.putBlobs(key, [largeBlob()]);
+    const outside = storeDirectory();
+    const victims = [path.join(outside, 'cd'.padEnd(64, '0')), path.join(outside, `${key.sessionId}.pack`)];
+    for (const victim of victims) {
+      fs.writeFileSync(victim, 'not the store’s');
+      fs.utimesSync(victim, longAgo, longAgo);
+    }
+    fs.symlinkSync(outside, path.join(directory, 'blobs', 'cd'));
+    fs.mkdirSync(path.join(directory, 'blobs', 'packs'), { recursive: true });
+    fs.symlinkSync(outside, path.join(directory, 'blobs', 'packs', '-linked-project'));
+    fs.symlinkSync(victims[0]!, path.join(directory, 'blobs', 'packs', `${randomUUID()}.pack`));
+
+    await storage.collectGarbage(new Set(), { graceMs: 0 });
+
+    for (const victim of victims) expect(fs.readFileSync(victim, 'utf8')).toBe('not the store’s');
+    await storage.close();
   });
 });

@@ -109,6 +109,8 @@ export class BlobPack {
     private fd: number,
     private length: number,
     private readonly index: Map<string, PackEntry>,
+    /** The file's size when it was scanned: a reader's index is complete while the file keeps it. */
+    private readonly scannedSize: number,
   ) {}
 
   /**
@@ -135,7 +137,7 @@ export class BlobPack {
       }
       const { index, validLength } = scan(fd, size);
       if (mode === 'write' && validLength < size) fs.ftruncateSync(fd, validLength);
-      return new BlobPack(path, fd, validLength, index);
+      return new BlobPack(path, fd, validLength, index, size);
     } catch (error) {
       fs.closeSync(fd);
       throw error;
@@ -144,6 +146,20 @@ export class BlobPack {
 
   has(hash: string): boolean {
     return this.index.has(hash);
+  }
+
+  /**
+   * Whether the file at the pack's path is still the one scanned, at the size
+   * scanned: packs only grow by appends, so nothing was added since. Lets a
+   * reader skip scanning again a pack that no one writes (one of an older layout).
+   */
+  unchangedOnDisk(): boolean {
+    try {
+      const now = fs.statSync(this.path);
+      return now.ino === fs.fstatSync(this.fd).ino && now.size === this.scannedSize;
+    } catch {
+      return false;
+    }
   }
 
   get hashes(): IterableIterator<string> {

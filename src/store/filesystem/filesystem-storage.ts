@@ -7,6 +7,7 @@ import { RewindableError, storeIoError } from '../../errors.js';
 import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
 import { BlobPack } from './blob-pack.js';
+import { collectGarbage } from './collect-garbage.js';
 import { encodeLines, parseLog } from './log-lines.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock } from './session-lock.js';
@@ -78,10 +79,14 @@ interface Appender {
 /**
  * The default storage: everything under one directory.
  *
- *   projects/<project key>/<session id>.jsonl   the session log
- *   projects/<project key>/<session id>.lock    the writer's lock
- *   blobs/packs/<session id>.pack                the session's smaller blobs
- *   blobs/<ab>/<sha256>                          larger blobs, shared
+ *   projects/<project key>/<session id>.jsonl      the session log
+ *   projects/<project key>/<session id>.lock       the writer's lock
+ *   blobs/packs/<project key>/<session id>.pack    the session's smaller blobs
+ *   blobs/<ab>/<sha256>                            larger blobs, shared
+ *
+ * A session id is unique only within its project, so everything named by a
+ * session is named by its project too. Packs of an older layout,
+ * `blobs/packs/<session id>.pack`, are still read (never written).
  */
 export function filesystemStorage(options: FilesystemStorageOptions = {}): FilesystemStorage {
   const directory = path.resolve(options.directory ?? defaultStoreDirectory());
@@ -97,24 +102,22 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   const appenders = new Map<string, Appender>();
   /** Intact length of each log as last loaded, so a writer can cut off a torn tail without parsing twice. */
   const loadedLengths = new Map<string, { size: number; validLength: number }>();
+  // Packs are kept by file, whose name carries the project and the session.
   const writePacks = new Map<string, BlobPack>();
   const readPacks = new Map<string, BlobPack>();
-  /** Sessions whose pack failed to flush: its data may be lost, so nothing more is added until reopened. */
+  /** Packs that failed to flush: their data may be lost, so nothing more is added until the session is reopened. */
   const packFailures = new Map<string, unknown>();
 
   const logPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.jsonl`);
-  const packPath = (key: SessionKey) => path.join(packsDirectory, `${key.sessionId}.pack`);
+  const packPath = (key: SessionKey) => path.join(packsDirectory, key.projectKey, `${key.sessionId}.pack`);
+  /** Where packs were named by session alone: read as a fallback, never written. */
+  const legacyPackPath = (key: SessionKey) => path.join(packsDirectory, `${key.sessionId}.pack`);
   const keyString = (key: SessionKey) => `${key.projectKey}/${key.sessionId}`;
 
   async function ensureDirectory(target: string): Promise<void> {
     if (fs.existsSync(target)) return;
     const firstCreated = fs.mkdirSync(target, { recursive: true });
-    if (!durable || firstCreated === undefined) return;
-    // A new directory is durable once its parent's entry for it is flushed, at every level created.
-    for (let current = target; ; current = path.dirname(current)) {
-      await flushDirectory(path.dirname(current));
-      if (current === firstCreated) break;
-    }
+    if (durable && firstCreated !== undefined) await flushCreatedDirectories(target, firstCreated);
   }
 
   async function openAppender(key: SessionKey): Promise<Appender> {
@@ -146,40 +149,38 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     return appender;
   }
 
-  function writePack(key: SessionKey): BlobPack {
-    let pack = writePacks.get(key.sessionId);
-    if (pack === undefined) {
-      fs.mkdirSync(packsDirectory, { recursive: true });
-      readPacks.get(key.sessionId)?.close();
-      readPacks.delete(key.sessionId);
-      pack = BlobPack.open(packPath(key), 'write')!;
-      writePacks.set(key.sessionId, pack);
-    }
-    return pack;
-  }
-
-  function readPack(key: SessionKey, refresh: boolean): BlobPack | undefined {
-    const writer = writePacks.get(key.sessionId);
+  function readPack(file: string, refresh: boolean): BlobPack | undefined {
+    const writer = writePacks.get(file);
     if (writer !== undefined) return writer;
-    let pack = readPacks.get(key.sessionId);
-    if (pack === undefined || refresh) {
+    let pack = readPacks.get(file);
+    if (pack === undefined || (refresh && !pack.unchangedOnDisk())) {
       pack?.close();
-      pack = BlobPack.open(packPath(key), 'read');
-      if (pack === undefined) readPacks.delete(key.sessionId);
-      else readPacks.set(key.sessionId, pack);
+      pack = BlobPack.open(file, 'read');
+      if (pack === undefined) readPacks.delete(file);
+      else readPacks.set(file, pack);
     }
     return pack;
   }
 
+  /** The pack holding `hash` for this session: its own, else one of the older layout under its id. */
   function findInPack(key: SessionKey, hash: string): BlobPack | undefined {
-    const pack = readPack(key, false);
-    if (pack?.has(hash)) return pack;
-    // Another process may have appended since this reader opened the pack.
-    if (!writePacks.has(key.sessionId)) {
-      const refreshed = readPack(key, true);
-      if (refreshed?.has(hash)) return refreshed;
+    for (const file of [packPath(key), legacyPackPath(key)]) {
+      const pack = readPack(file, false);
+      if (pack?.has(hash)) return pack;
+      // Another process may have appended since this reader opened the pack.
+      if (!writePacks.has(file)) {
+        const refreshed = readPack(file, true);
+        if (refreshed?.has(hash)) return refreshed;
+      }
     }
     return undefined;
+  }
+
+  function closePack(file: string): void {
+    for (const packs of [writePacks, readPacks]) {
+      packs.get(file)?.close();
+      packs.delete(file);
+    }
   }
 
   /**
@@ -209,19 +210,35 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     return flush;
   }
 
+  /**
+   * Opens a pack for appending. A pack that did not exist yet (nor perhaps
+   * its project's folder) is durable once the directory entries naming it are
+   * flushed too: `flushNewEntries` does that.
+   */
+  function openWritePack(file: string): { pack: BlobPack; flushNewEntries: () => Promise<void> } {
+    const firstCreated = fs.mkdirSync(path.dirname(file), { recursive: true });
+    const isNew = !fs.existsSync(file);
+    readPacks.get(file)?.close();
+    readPacks.delete(file);
+    const pack = BlobPack.open(file, 'write')!;
+    writePacks.set(file, pack);
+    return { pack, flushNewEntries: isNew ? () => flushCreatedDirectories(file, firstCreated ?? file) : nothingToFlush };
+  }
+
   /** The session's pack, opened for appending, and what makes its appended entries durable. */
   function packFor(key: SessionKey): { pack: BlobPack; flush: () => Promise<void> } {
-    const failure = packFailures.get(key.sessionId);
+    const file = packPath(key);
+    const failure = packFailures.get(file);
     if (failure !== undefined) throw storeIoError('store a backup (an earlier flush of the pack failed; reopen the session)', failure);
-    const isNewPack = !writePacks.has(key.sessionId) && !fs.existsSync(packPath(key));
-    const pack = writePack(key);
+    const opened = writePacks.get(file);
+    const { pack, flushNewEntries } = opened !== undefined ? { pack: opened, flushNewEntries: nothingToFlush } : openWritePack(file);
     if (!durable) return { pack, flush: nothingToFlush };
     const flush = async () => {
       try {
         await pack.flush();
-        if (isNewPack) await flushDirectory(packsDirectory);
+        await flushNewEntries();
       } catch (error) {
-        packFailures.set(key.sessionId, error);
+        packFailures.set(file, error);
         throw error;
       }
     };
@@ -334,10 +351,11 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       for (const name of names) {
         if (!name.endsWith('.jsonl')) continue;
         try {
-          const sessionId = name.slice(0, -'.jsonl'.length);
+          const key = { projectKey, sessionId: name.slice(0, -'.jsonl'.length) };
           const log = fs.statSync(path.join(folder, name));
-          const pack = safeLstat(packPath({ projectKey, sessionId }));
-          sessions.push({ sessionId, mtime: Math.max(log.mtimeMs, pack?.mtimeMs ?? 0), bytes: log.size + (pack?.size ?? 0) });
+          const packs = [safeLstat(packPath(key)), safeLstat(legacyPackPath(key))];
+          const mtime = Math.max(log.mtimeMs, ...packs.map((pack) => pack?.mtimeMs ?? 0));
+          sessions.push({ sessionId: key.sessionId, mtime, bytes: packs.reduce((sum, pack) => sum + (pack?.size ?? 0), log.size) });
         } catch {
           // Deleted while listing.
         }
@@ -349,14 +367,15 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       const appender = appenders.get(keyString(key));
       if (appender !== undefined) fs.closeSync(appender.fd);
       appenders.delete(keyString(key));
-      for (const packs of [writePacks, readPacks]) {
-        packs.get(key.sessionId)?.close();
-        packs.delete(key.sessionId);
-      }
+      closePack(packPath(key));
       fs.rmSync(logPath(key), { force: true });
-      // Packs are named by session id alone; a session moved to another project key still needs its pack.
+      fs.rmSync(packPath(key), { force: true });
+      // A pack of the older layout is named by session id alone: a session of that id in another project may read it.
       const stillListed = safeReaddir(projectsDirectory).some((project) => fs.existsSync(logPath({ projectKey: project, sessionId: key.sessionId })));
-      if (!stillListed) fs.rmSync(packPath(key), { force: true });
+      if (!stillListed) {
+        closePack(legacyPackPath(key));
+        fs.rmSync(legacyPackPath(key), { force: true });
+      }
     },
 
     async putBlobs(key, blobs) {
@@ -374,13 +393,15 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     releaseReadCaches(key) {
-      writePacks.get(key.sessionId)?.forgetBundles();
-      readPacks.get(key.sessionId)?.forgetBundles();
+      for (const file of [packPath(key), legacyPackPath(key)]) {
+        writePacks.get(file)?.forgetBundles();
+        readPacks.get(file)?.forgetBundles();
+      }
     },
 
     expectReads(key, hashes) {
-      const pack = writePacks.get(key.sessionId);
-      if (pack === undefined || packFailures.has(key.sessionId)) return;
+      const pack = writePacks.get(packPath(key));
+      if (pack === undefined || packFailures.has(packPath(key))) return;
       try {
         pack.takeOut(hashes);
       } catch {
@@ -406,33 +427,13 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     async collectGarbage(referenced, { graceMs }) {
+      // The grace period protects blobs being written right now, before any log line names them.
       const cutoff = Date.now() - graceMs;
-      let blobsRemoved = 0;
-      let bytesFreed = 0;
-      const remove = (file: string, size: number) => {
-        fs.rmSync(file, { force: true });
-        blobsRemoved += 1;
-        bytesFreed += size;
-      };
-      const liveSessions = new Set<string>();
-      for (const project of await this.listProjects()) {
-        for (const session of await this.listSessions(project)) liveSessions.add(session.sessionId);
+      const sessions = new Set<string>();
+      for (const projectKey of await this.listProjects()) {
+        for (const session of await this.listSessions(projectKey)) sessions.add(keyString({ projectKey, sessionId: session.sessionId }));
       }
-      for (const folder of safeReaddir(blobsDirectory)) {
-        const folderPath = path.join(blobsDirectory, folder);
-        for (const name of safeReaddir(folderPath)) {
-          const file = path.join(folderPath, name);
-          const stat = safeLstat(file);
-          // The grace period protects blobs being written right now, before any log line names them.
-          if (stat === undefined || stat.mtimeMs > cutoff) continue;
-          if (folder === 'packs') {
-            if (name.endsWith('.pack') && !liveSessions.has(name.slice(0, -'.pack'.length))) remove(file, stat.size);
-          } else if (name.endsWith('.tmp') || !referenced.has(name)) {
-            remove(file, stat.size);
-          }
-        }
-      }
-      return { blobsRemoved, bytesFreed };
+      return collectGarbage({ blobsDirectory, referenced, cutoff, sessions });
     },
 
     flushedWithLogLine(size) {
@@ -457,6 +458,17 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       readPacks.clear();
     },
   };
+}
+
+/**
+ * Makes what was just created at `target` durable: its entry in its parent,
+ * and so on up to `firstCreated`, the highest directory created for it.
+ */
+async function flushCreatedDirectories(target: string, firstCreated: string): Promise<void> {
+  for (let current = target; ; current = path.dirname(current)) {
+    await flushDirectory(path.dirname(current));
+    if (current === firstCreated) break;
+  }
 }
 
 function safeReaddir(folder: string): string[] {
