@@ -264,7 +264,48 @@ describe('filesystem storage: loose blobs and their collection', () => {
     const bytes = randomBytes(1024 * 1024 + 3);
     return { hash: sha(bytes), bytes };
   };
-  const longAgo = new Date(Date.now() - 40 * 24 * 60 * 60 * 1000);
+  // Whole seconds: an mtime read back is then exactly the one set.
+  const longAgo = new Date(Math.floor((Date.now() - 40 * 24 * 60 * 60 * 1000) / 1000) * 1000);
+
+  it('a blob a killed clean-up left aside is still read there, and the next collection puts it back', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const blob = largeBlob();
+    await storage.putBlobs(key, [blob]);
+    const file = path.join(directory, 'blobs', blob.hash.slice(0, 2), blob.hash);
+    const aside = path.join(path.dirname(file), `.${blob.hash}.0123456789ab.gc`);
+    fs.renameSync(file, aside);
+
+    expect(Buffer.from((await storage.getBlob(key, blob.hash))!).equals(blob.bytes)).toBe(true);
+    expect(await storage.hasBlobs(key, [blob.hash])).toEqual(new Set([blob.hash]));
+    await storage.collectGarbage(new Set([blob.hash]), { graceMs: 0 });
+
+    expect(fs.readFileSync(file).equals(blob.bytes)).toBe(true);
+    expect(fs.existsSync(aside)).toBe(false);
+    await storage.close();
+  });
+
+  it('reusing a loose blob marks it as just used, never through a link', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const blob = largeBlob();
+    await storage.putBlobs(key, [blob]);
+    const file = path.join(directory, 'blobs', blob.hash.slice(0, 2), blob.hash);
+    fs.utimesSync(file, longAgo, longAgo);
+
+    await storage.putBlobs({ ...key, sessionId: '0b5e3f4a-1c2d-4e5f-8a9b-0c1d2e3f4a5b' }, [blob]);
+
+    expect(fs.statSync(file).mtimeMs).toBeGreaterThan(longAgo.getTime());
+    expect((await storage.collectGarbage(new Set(), { graceMs: 60 * 60 * 1000 })).blobsRemoved).toBe(0);
+    const outside = path.join(storeDirectory(), 'outside.bin');
+    fs.writeFileSync(outside, blob.bytes);
+    fs.utimesSync(outside, longAgo, longAgo);
+    fs.rmSync(file);
+    fs.symlinkSync(outside, file);
+    await expect(storage.putBlobs(key, [blob])).rejects.toMatchObject({ code: 'STORE_IO' });
+    expect(fs.statSync(outside).mtimeMs).toBe(longAgo.getTime());
+    await storage.close();
+  });
 
   it('collectGarbage never enters a linked folder of the blob store, nor removes what a link leads to', async () => {
     const directory = storeDirectory();

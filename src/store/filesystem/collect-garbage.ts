@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isAsideName, removeStaleLooseBlob, restoreAside } from './loose-blobs.js';
 
 /**
  * The filesystem store's garbage collection: packs of sessions that have no
@@ -59,9 +60,14 @@ function collectPacks(packsDirectory: string, collection: GarbageCollection, col
 function collectLooseBlobs(folder: string, collection: GarbageCollection, collected: Collected): void {
   for (const entry of entriesIn(folder)) {
     if (entry.isDirectory()) continue;
+    if (isAsideName(entry.name)) {
+      restoreAside(folder, entry.name);
+      continue;
+    }
     const file = path.join(folder, entry.name);
     // A blob the logs do not name, or a temporary file of a write that was cut short.
-    if (entry.name.endsWith('.tmp') || !collection.referenced.has(entry.name)) removeIfOld(file, collection.cutoff, collected);
+    if (entry.name.endsWith('.tmp')) removeIfOld(file, collection.cutoff, collected);
+    else if (!collection.referenced.has(entry.name) && isOld(file, collection.cutoff)) count(collected, removeStaleLooseBlob(file, collection.cutoff));
   }
 }
 
@@ -76,9 +82,15 @@ function removeIfOld(file: string, cutoff: number, collected: Collected): void {
   count(collected, stat.size);
 }
 
-function count(collected: Collected, bytes: number): void {
+function count(collected: Collected, bytes: number | undefined): void {
+  if (bytes === undefined) return;
   collected.blobsRemoved += 1;
   collected.bytesFreed += bytes;
+}
+
+function isOld(file: string, cutoff: number): boolean {
+  const stat = safeLstat(file);
+  return stat !== undefined && stat.mtimeMs <= cutoff;
 }
 
 function directoriesIn(folder: string): string[] {

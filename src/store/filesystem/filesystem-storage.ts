@@ -427,7 +427,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     async collectGarbage(referenced, { graceMs }) {
-      // The grace period protects blobs being written right now, before any log line names them.
+      // The grace period protects blobs being written or reused right now, before any log line names them.
       const cutoff = Date.now() - graceMs;
       const sessions = new Set<string>();
       for (const projectKey of await this.listProjects()) {

@@ -1,0 +1,102 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CheckpointManager, type CleanupResult } from '../../src/index.js';
+import type { CallName } from './helpers/fs-instrument.js';
+import { createSandbox, type Sandbox } from './helpers/sandbox.js';
+import { startTalkingChild } from './helpers/talking-child.js';
+
+/**
+ * Retention never removes what a live session may still need. A clean-up in
+ * another process is stopped at one exact filesystem call (see
+ * workers/paused-cleanup.ts) while this process uses the store, with real
+ * files and real processes: what the clean-up read a moment earlier is then
+ * out of date, and it must notice.
+ */
+
+const sandboxes: Sandbox[] = [];
+afterEach(() => {
+  while (sandboxes.length > 0) sandboxes.pop()!.dispose();
+});
+
+const fortyDaysAgo = () => new Date(Date.now() - 40 * 24 * 60 * 60 * 1000);
+
+function newSandbox(): Sandbox {
+  const sandbox = createSandbox();
+  sandboxes.push(sandbox);
+  return sandbox;
+}
+
+const open = (sandbox: Sandbox, options: { resume?: string } = {}) => CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none', ...options });
+
+/** Every file of a session (its log and pack, wherever the layout keeps them) made to look last written 40 days ago. */
+function age(sandbox: Sandbox, sessionId: string): void {
+  const files = fs.readdirSync(sandbox.store, { recursive: true, encoding: 'utf8' }).filter((file) => file.includes(sessionId));
+  for (const file of files) fs.utimesSync(path.join(sandbox.store, file), fortyDaysAgo(), fortyDaysAgo());
+}
+
+/** Starts `cleanup()` in another process and waits until it stops just before the first call matching `pause`. */
+async function pausedCleanup(sandbox: Sandbox, pause: { calls: CallName[]; path?: string; pathPrefix?: string }) {
+  const resumeFile = path.join(sandbox.base, 'resume-cleanup');
+  const worker = await startTalkingChild('paused-cleanup', { store: sandbox.store, pause, resumeFile });
+  const paused = await worker.next();
+  expect(paused).toHaveProperty('paused');
+  return {
+    async finish(): Promise<CleanupResult> {
+      fs.writeFileSync(resumeFile, '');
+      const outcome = await worker.next();
+      expect(outcome).toHaveProperty('result');
+      return outcome.result as CleanupResult;
+    },
+  };
+}
+
+describe('a large backup reused by a live session survives a concurrent clean-up', () => {
+  /**
+   * An idle session backed up big.bin 40 days ago (a package-lock.json that
+   * never changed); a live session tracks the same bytes, so its backup is
+   * that same loose blob, which is not written again.
+   */
+  async function reusedLargeBackup() {
+    const sandbox = newSandbox();
+    const original = randomBytes(1536 * 1024);
+    fs.writeFileSync(path.join(sandbox.root, 'big.bin'), original);
+    const idle = await open(sandbox);
+    await idle.checkpoint();
+    await idle.trackEdit('big.bin');
+    await idle.close();
+    const hash = createHash('sha256').update(original).digest('hex');
+    const blob = path.join(sandbox.store, 'blobs', hash.slice(0, 2), hash);
+    age(sandbox, idle.sessionId);
+    fs.utimesSync(blob, fortyDaysAgo(), fortyDaysAgo());
+    const live = await open(sandbox);
+    const turn = await live.checkpoint();
+    return { sandbox, original, idle, blob, live, turn };
+  }
+
+  async function trackAndRewind(setup: Awaited<ReturnType<typeof reusedLargeBackup>>, cleanup: Awaited<ReturnType<typeof pausedCleanup>>) {
+    const { sandbox, original, idle, live, turn } = setup;
+    await live.trackEdit('big.bin');
+    fs.writeFileSync(path.join(sandbox.root, 'big.bin'), 'the agent rewrote it\n');
+    const result = await cleanup.finish();
+    expect(result.sessionsRemoved.map((session) => session.sessionId)).toEqual([idle.sessionId]);
+    const rewind = await live.rewindFiles(turn);
+    await live.close();
+    expect(rewind.skipped ?? []).toEqual([]);
+    expect(fs.readFileSync(path.join(sandbox.root, 'big.bin')).equals(original)).toBe(true);
+  }
+
+  it('reused after the clean-up read the logs: the reuse makes the blob as fresh as a new one, and the rewind restores its exact bytes', async () => {
+    const setup = await reusedLargeBackup();
+    const cleanup = await pausedCleanup(setup.sandbox, { calls: ['readdirSync'], path: path.join(setup.sandbox.store, 'blobs') });
+    await trackAndRewind(setup, cleanup);
+  });
+
+  it('reused between the clean-up’s age check and its removal: the blob is checked again and kept, and the rewind restores its exact bytes', async () => {
+    const setup = await reusedLargeBackup();
+    const cleanup = await pausedCleanup(setup.sandbox, { calls: ['rmSync', 'unlinkSync', 'renameSync'], path: setup.blob });
+    await trackAndRewind(setup, cleanup);
+    expect(fs.readFileSync(setup.blob).equals(setup.original)).toBe(true);
+  });
+});
