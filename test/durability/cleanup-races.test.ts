@@ -100,3 +100,31 @@ describe('a large backup reused by a live session survives a concurrent clean-up
     expect(fs.readFileSync(setup.blob).equals(setup.original)).toBe(true);
   });
 });
+
+describe('an idle session used after the clean-up listed it survives', () => {
+  it('resumed and rewound between the clean-up’s listing and its lock: the session and its undo checkpoint are kept', async () => {
+    const sandbox = newSandbox();
+    fs.writeFileSync(path.join(sandbox.root, 'a.txt'), 'as the user wrote it\n');
+    const agent = await open(sandbox);
+    const turn = await agent.checkpoint();
+    await agent.trackEdit('a.txt');
+    fs.writeFileSync(path.join(sandbox.root, 'a.txt'), 'the agent’s version, in no other file\n');
+    await agent.close();
+    age(sandbox, agent.sessionId);
+    const lockPath = path.join(path.dirname(sandbox.logPath(agent.sessionId)), `${agent.sessionId}.lock`);
+    const cleanup = await pausedCleanup(sandbox, { calls: ['openSync'], pathPrefix: `${lockPath}.` });
+
+    const user = await open(sandbox, { resume: agent.sessionId });
+    const { undoCheckpointId } = await user.rewindFiles(turn);
+    await user.close();
+    expect(fs.readFileSync(path.join(sandbox.root, 'a.txt'), 'utf8')).toBe('as the user wrote it\n');
+    const result = await cleanup.finish();
+
+    expect(result).toMatchObject({ sessionsRemoved: [], sessionsKept: 1 });
+    const reopened = await open(sandbox, { resume: agent.sessionId });
+    expect((await reopened.listCheckpoints()).map((checkpoint) => checkpoint.id)).toContain(undoCheckpointId);
+    await reopened.rewindFiles(undoCheckpointId!);
+    await reopened.close();
+    expect(fs.readFileSync(path.join(sandbox.root, 'a.txt'), 'utf8')).toBe('the agent’s version, in no other file\n');
+  });
+});

@@ -11,8 +11,9 @@ export const gcCommand: Command = {
   summary: 'Remove idle sessions and the backups no session needs',
   description:
     'Removes every session of the store (all projects) idle for longer than --older-than, then every backup ' +
-    'no remaining session names. Sessions another process has open are kept, and backups written in the ' +
-    'last hour are kept (a live session may be about to name them). Prints what was removed and the space freed.',
+    'no remaining session names. Sessions another process has open are kept, and so is a session written since ' +
+    'it was found idle (each is checked again under its lock). Backups written or reused in the last hour are kept ' +
+    '(a live session may be about to name them). Prints what was removed and the space freed.',
   positionals: { required: [] },
   options: {
     'older-than': { type: 'string', value: 'AGE', description: 'Idle time after which a session is removed: 30d, 12h, 2w (default: 30d).' },
