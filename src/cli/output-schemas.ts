@@ -121,9 +121,28 @@ export const gcOutputSchema = z.strictObject({
   blobsKeptBecause: z.string().optional(),
 });
 
+export const unlockOutputSchema = z.strictObject({
+  store: absolutePath,
+  sessionId: z.string().min(1),
+  projectKey: z.string().min(1),
+  /** The lock as found (or as removed); null when the session was not locked. */
+  lock: z
+    .strictObject({
+      pid: z.int().positive().nullable(),
+      hostname: z.string().nullable(),
+      acquiredAt: z.string().nullable(),
+      renewedAt: z.string(),
+      leaseExpiresAt: z.string(),
+      live: z.boolean(),
+    })
+    .nullable(),
+  removed: z.boolean(),
+});
+
 export type SessionsOutput = z.infer<typeof sessionsOutputSchema>;
 export type CheckpointsOutput = z.infer<typeof checkpointsOutputSchema>;
 export type DiffOutput = z.infer<typeof diffOutputSchema>;
 export type RewindOutput = z.infer<typeof rewindOutputSchema>;
 export type GcOutput = z.infer<typeof gcOutputSchema>;
+export type UnlockOutput = z.infer<typeof unlockOutputSchema>;
 export type ErrorOutput = z.infer<typeof errorOutputSchema>;

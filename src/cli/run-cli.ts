@@ -9,13 +9,14 @@ import { diffCommand } from './commands/diff.js';
 import { gcCommand } from './commands/gc.js';
 import { rewindCommand } from './commands/rewind.js';
 import { sessionsCommand } from './commands/sessions.js';
+import { unlockCommand } from './commands/unlock.js';
 import { ExitCode, UsageError } from './exit-codes.js';
 import { commandHelp, generalHelp } from './help.js';
 import { errorOutputSchema } from './output-schemas.js';
 import { Output } from './output.js';
 import type { Terminal } from './terminal.js';
 
-export const commands: readonly Command[] = [sessionsCommand, checkpointsCommand, diffCommand, rewindCommand, gcCommand];
+export const commands: readonly Command[] = [sessionsCommand, checkpointsCommand, diffCommand, rewindCommand, gcCommand, unlockCommand];
 
 /** Runs one command line (without `node` and the script) and returns the exit code. */
 export async function runCli(args: string[], terminal: Terminal): Promise<ExitCode> {

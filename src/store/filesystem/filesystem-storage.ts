@@ -8,9 +8,10 @@ import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
 import { BlobPack } from './blob-pack.js';
 import { collectGarbage } from './collect-garbage.js';
+import type { HeldSessionLock } from './held-lock.js';
 import { encodeLines, parseLog } from './log-lines.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
-import { acquireSessionLock } from './session-lock.js';
+import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 
 export type Durability = 'full' | 'none';
 
@@ -43,6 +44,14 @@ export interface FilesystemStorageOptions {
    * @default 1048576 (1 MiB)
    */
   looseBlobMinBytes?: number;
+  /**
+   * How long a session's lock stands without being renewed. A holder renews
+   * its lock every quarter of this; a lock written on another host (whose
+   * process cannot be checked from here) is reclaimed once it went unrenewed
+   * for longer than the lease its holder stated.
+   * @default 120000 (two minutes)
+   */
+  lockLeaseMs?: number;
 }
 
 export interface FilesystemStorage extends StorageAdapter {
@@ -53,6 +62,16 @@ export interface FilesystemStorage extends StorageAdapter {
   listProjects(): Promise<string[]>;
   collectGarbage: NonNullable<StorageAdapter['collectGarbage']>;
   lock: NonNullable<StorageAdapter['lock']>;
+  /** Who holds the session's lock, or undefined when it is not locked. */
+  inspectLock(key: SessionKey): Promise<SessionLockHolder | undefined>;
+  /**
+   * Removes the session's lock whoever holds it, and returns what it said.
+   * A holder still running gets `SESSION_LOCKED` on its next write, but a
+   * write it is in the middle of may still land while a new holder writes
+   * too: two writers on one session lose backups. Only for a lock whose
+   * holder is known to be gone.
+   */
+  breakLock(key: SessionKey): Promise<SessionLockHolder | undefined>;
   /**
    * Whether a backup of this size goes to the pack, which is flushed together
    * with its log line: a crash may keep the line and lose the backup, and the
@@ -93,6 +112,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   const durability = options.durability ?? 'full';
   const durable = durability === 'full';
   const looseBlobMinBytes = options.looseBlobMinBytes ?? 1024 * 1024;
+  const lockLeaseMs = options.lockLeaseMs ?? defaultLockLeaseMs;
   /** A blob appended to the pack as it is: neither a loose file of its own nor compressed in a bundle. */
   const goesToPackAsIs = (blob: BlobWrite) => blob.bytes.length < looseBlobMinBytes && blob.compress !== true;
   const projectsDirectory = path.join(directory, 'projects');
@@ -107,8 +127,11 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   const readPacks = new Map<string, BlobPack>();
   /** Packs that failed to flush: their data may be lost, so nothing more is added until the session is reopened. */
   const packFailures = new Map<string, unknown>();
+  /** Locks this adapter holds, by session: every write checks that its lock is still its own. */
+  const heldLocks = new Map<string, HeldSessionLock>();
 
   const logPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.jsonl`);
+  const lockPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.lock`);
   const packPath = (key: SessionKey) => path.join(packsDirectory, key.projectKey, `${key.sessionId}.pack`);
   /** Where packs were named by session alone: read as a fallback, never written. */
   const legacyPackPath = (key: SessionKey) => path.join(packsDirectory, `${key.sessionId}.pack`);
@@ -280,6 +303,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
 
     async append(key, entries, blobs = [], appendOptions = {}) {
       if (entries.length === 0 && blobs.length === 0) return;
+      await heldLocks.get(keyString(key))?.assertHeld();
       const appender = entries.length === 0 ? undefined : (appenders.get(keyString(key)) ?? (await openAppender(key)));
       if (appender?.failure !== undefined) throw storeIoError('append to the session log (an earlier flush failed; reopen the session)', appender.failure);
       // Blob bytes reach the OS before the lines that name them, so a killed process never leaves a line without its blob.
@@ -381,6 +405,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     async putBlobs(key, blobs) {
       // Called directly (not through a log append) for large batches of backups, so it types its own failures.
       try {
+        await heldLocks.get(keyString(key))?.assertHeld();
         await (await storeBlobs(key, blobs))();
       } catch (error) {
         if (RewindableError.isInstance(error)) throw error;
@@ -447,7 +472,31 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       } catch (error) {
         throw storeIoError(`create the folder of session ${key.sessionId} (${folder})`, error);
       }
-      return acquireSessionLock(path.join(projectsDirectory, key.projectKey, `${key.sessionId}.lock`), key.sessionId);
+      const held = await acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
+      heldLocks.set(keyString(key), held);
+      return {
+        release: async () => {
+          if (heldLocks.get(keyString(key)) === held) heldLocks.delete(keyString(key));
+          await held.release();
+        },
+      };
+    },
+
+    async inspectLock(key) {
+      try {
+        return inspectSessionLock(lockPath(key), lockLeaseMs);
+      } catch (error) {
+        throw storeIoError(`read the lock of session ${key.sessionId} (${lockPath(key)})`, error);
+      }
+    },
+
+    async breakLock(key) {
+      try {
+        return breakSessionLock(lockPath(key), lockLeaseMs);
+      } catch (error) {
+        if (RewindableError.isInstance(error)) throw error;
+        throw storeIoError(`break the lock of session ${key.sessionId} (${lockPath(key)})`, error);
+      }
     },
 
     async close() {

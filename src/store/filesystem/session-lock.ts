@@ -4,61 +4,128 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
 import { flushFile, writeAll } from '../../fs/flush.js';
-import type { StorageLock } from '../storage-adapter.js';
+import { HeldSessionLock } from './held-lock.js';
+import { readLock, removeLockIfUnchanged, type FoundLock, type LockOwner } from './lock-file.js';
 
 /**
- * One writer per session: a lock file holding the owner's pid, host and
- * process start time. A lock whose process is gone (or whose pid now belongs
- * to a different process) is reclaimed, and so is one that names no process
- * at all (empty or garbage, left by a power cut or by damage): a lock is
- * complete the moment it becomes visible (see `tryCreate`), so an unreadable
- * one is never a live writer's lock being filled.
+ * One writer per session: a lock file holding the owner's pid, host, process
+ * start time and lease. A lock of this host whose process is gone (or whose
+ * pid now belongs to a different process) is reclaimed, and so is one that
+ * names no process at all (empty or garbage, left by a power cut or by
+ * damage): a lock is complete the moment it becomes visible (see
+ * `tryCreate`), so an unreadable one is never a live writer's lock being
+ * filled. The process of a lock from another host cannot be checked: that
+ * lock stands while its holder renews it, and is reclaimed once its lease ran
+ * out (see `HeldSessionLock`).
  */
 
-interface LockOwner {
-  pid: number;
-  hostname: string;
-  /** Process start time from /proc, so a recycled pid is not taken for the owner. */
-  processStart: string | null;
-  token: string;
-  acquiredAt: string;
+/**
+ * Two minutes: a holder renews every 30 s, so it must stall through three
+ * renewals (a long synchronous rewind, a disk that hangs) before its lock
+ * looks abandoned, while a store whose other host is gone for good (a renamed
+ * container, a copied store) is usable again a couple of minutes later
+ * without anyone breaking the lock by hand. Hosts sharing a store must keep
+ * their clocks well within this of each other.
+ */
+export const defaultLockLeaseMs = 2 * 60 * 1000;
+
+/** A lock as `inspectSessionLock` and `breakSessionLock` report it. */
+export interface SessionLockHolder {
+  /** Null for a lock file that names no process (empty or damaged). */
+  pid: number | null;
+  hostname: string | null;
+  acquiredAt: string | null;
+  /** ISO time of the holder's last renewal. */
+  renewedAt: string;
+  /** ISO time after which a lock of another host is reclaimed unless renewed again. */
+  leaseExpiresAt: string;
+  /** Whether an opener here would take it for a live holder's lock. */
+  live: boolean;
 }
 
-export async function acquireSessionLock(lockPath: string, sessionLabel: string): Promise<StorageLock> {
+export async function acquireSessionLock(lockPath: string, sessionLabel: string, leaseMs: number): Promise<HeldSessionLock> {
   try {
-    return await acquire(lockPath, sessionLabel);
+    return await acquire(lockPath, sessionLabel, leaseMs);
   } catch (error) {
     if (RewindableError.isInstance(error)) throw error;
     throw storeIoError(`lock session ${sessionLabel} (${lockPath})`, error);
   }
 }
 
-async function acquire(lockPath: string, sessionLabel: string): Promise<StorageLock> {
+async function acquire(lockPath: string, sessionLabel: string, leaseMs: number): Promise<HeldSessionLock> {
   const owner: LockOwner = {
     pid: process.pid,
     hostname: os.hostname(),
     processStart: processStartTime(process.pid),
     token: randomUUID(),
     acquiredAt: new Date().toISOString(),
+    leaseMs,
   };
   fs.mkdirSync(path.dirname(lockPath), { recursive: true });
   sweepLeftovers(lockPath);
   for (let attempt = 0; attempt < 20; attempt += 1) {
-    if (await tryCreate(lockPath, owner)) return { release: async () => release(lockPath, owner.token) };
+    if (await tryCreate(lockPath, owner)) return new HeldSessionLock(lockPath, owner.token, sessionLabel, leaseMs);
     const found = readLock(lockPath);
     if (found === undefined) continue; // removed while we looked: try again
-    if (found.owner !== undefined && isAlive(found.owner)) {
-      const holder = found.owner;
-      throw new RewindableError(
-        RewindableErrorCode.SESSION_LOCKED,
-        `Session ${sessionLabel} is locked: process ${holder.pid} on ${holder.hostname} has it open (since ${holder.acquiredAt}). ` +
-          'Close it there first; only one process may write to a session at a time.',
-        { details: { pid: holder.pid, hostname: holder.hostname } },
-      );
-    }
-    reclaim(lockPath, found.content);
+    if (found.owner !== undefined && isLive(found.owner, found, leaseMs)) throw lockedError(sessionLabel, found.owner, found, leaseMs);
+    removeLockIfUnchanged(lockPath, found, true);
   }
   throw new RewindableError(RewindableErrorCode.SESSION_LOCKED, `Session ${sessionLabel} is locked: the lock kept changing hands; try again.`);
+}
+
+function lockedError(sessionLabel: string, holder: LockOwner, found: FoundLock, leaseMs: number): RewindableError {
+  const where = `process ${holder.pid} on ${holder.hostname} has it open (since ${holder.acquiredAt})`;
+  if (holder.hostname === os.hostname()) {
+    return new RewindableError(
+      RewindableErrorCode.SESSION_LOCKED,
+      `Session ${sessionLabel} is locked: ${where}. Close it there first; only one process may write to a session at a time.`,
+      { details: { pid: holder.pid, hostname: holder.hostname } },
+    );
+  }
+  const expiresAt = new Date(found.renewedAtMs + leaseOf(holder, leaseMs)).toISOString();
+  return new RewindableError(
+    RewindableErrorCode.SESSION_LOCKED,
+    `Session ${sessionLabel} is locked: ${where}. That host cannot be checked from here, so its lock holds while it is renewed: ` +
+      `its lease expires at ${expiresAt}, and the lock is reclaimed then unless renewed. Close the session there first. ` +
+      `If that host or process no longer exists, wait until then, or break the lock now with "rewindable unlock ${sessionLabel} --force" ` +
+      '(only when nothing writes to the session: two writers on one session lose backups).',
+    { details: { pid: holder.pid, hostname: holder.hostname, leaseExpiresAt: expiresAt } },
+  );
+}
+
+/** What the lock file says, or undefined when the session is not locked. */
+export function inspectSessionLock(lockPath: string, leaseMs: number): SessionLockHolder | undefined {
+  const found = readLock(lockPath);
+  return found === undefined ? undefined : describe(found, leaseMs);
+}
+
+/**
+ * Removes the lock whoever holds it, and returns what it said. A holder that
+ * is still running finds out before its next write, which then fails with
+ * `SESSION_LOCKED`; the risk is a process that opens the session meanwhile
+ * while the broken holder is in the middle of a write.
+ */
+export function breakSessionLock(lockPath: string, leaseMs: number): SessionLockHolder | undefined {
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    const found = readLock(lockPath);
+    if (found === undefined) return undefined;
+    // The lock shown is the one removed: one created in between (a new holder) is put back and looked at again.
+    if (removeLockIfUnchanged(lockPath, found, false)) return describe(found, leaseMs);
+  }
+  throw new RewindableError(RewindableErrorCode.SESSION_LOCKED, `The lock at ${lockPath} kept changing hands; try again.`);
+}
+
+function describe(found: FoundLock, leaseMs: number): SessionLockHolder {
+  const owner = found.owner;
+  const renewedAt = new Date(found.renewedAtMs).toISOString();
+  const leaseExpiresAt = new Date(found.renewedAtMs + (owner === undefined ? 0 : leaseOf(owner, leaseMs))).toISOString();
+  if (owner === undefined) return { pid: null, hostname: null, acquiredAt: null, renewedAt, leaseExpiresAt, live: false };
+  return { pid: owner.pid, hostname: owner.hostname, acquiredAt: owner.acquiredAt, renewedAt, leaseExpiresAt, live: isLive(owner, found, leaseMs) };
+}
+
+/** The holder's own lease when its lock states one (it renews by that), else ours. */
+function leaseOf(owner: LockOwner, leaseMs: number): number {
+  return owner.leaseMs ?? leaseMs;
 }
 
 /**
@@ -101,76 +168,8 @@ function sweepLeftovers(lockPath: string): void {
   }
 }
 
-/** A lock file as found: its raw content, and its owner when the content names one. */
-interface FoundLock {
-  content: string;
-  owner: LockOwner | undefined;
-}
-
-/** The lock file's content, or undefined when there is none. */
-function readLock(file: string): FoundLock | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    const content = fs.readFileSync(fd, 'utf8');
-    return { content, owner: parseOwner(content) };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** The owner a lock names, or undefined for an empty or damaged lock (which names no process). */
-function parseOwner(content: string): LockOwner | undefined {
-  try {
-    const parsed = JSON.parse(content) as Partial<LockOwner> | null;
-    if (typeof parsed?.pid !== 'number' || typeof parsed.hostname !== 'string' || typeof parsed.token !== 'string') return undefined;
-    return { processStart: null, acquiredAt: 'an unknown time', ...parsed } as LockOwner;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Moves the abandoned lock aside and deletes it, but only if what was moved
- * is still the lock judged abandoned (same content: every live lock holds a
- * token of its own); a lock another process created in between is put back.
- */
-function reclaim(lockPath: string, abandonedContent: string): void {
-  const aside = `${lockPath}.${randomUUID()}.stale`;
-  try {
-    fs.renameSync(lockPath, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  const moved = readLock(aside);
-  if (moved !== undefined && moved.content !== abandonedContent) {
-    try {
-      fs.linkSync(aside, lockPath);
-    } catch {
-      // Someone else holds the lock now; the moved one is gone either way.
-    }
-  }
-  fs.rmSync(aside, { force: true });
-}
-
-async function release(lockPath: string, token: string): Promise<void> {
-  let found: FoundLock | undefined;
-  try {
-    found = readLock(lockPath);
-  } catch {
-    return; // Unreadable now: not provably ours, so it is left for the next opener to judge.
-  }
-  if (found?.owner?.token === token) fs.rmSync(lockPath, { force: true });
-}
-
-function isAlive(owner: LockOwner): boolean {
-  if (owner.hostname !== os.hostname()) return true; // cannot check another host: assume it is live
+function isLive(owner: LockOwner, found: FoundLock, leaseMs: number): boolean {
+  if (owner.hostname !== os.hostname()) return Date.now() - found.renewedAtMs <= leaseOf(owner, leaseMs);
   try {
     process.kill(owner.pid, 0);
   } catch (error) {
