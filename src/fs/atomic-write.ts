@@ -45,7 +45,10 @@ function headOf(name: string, maxBytes: number): string {
  * bytes go to a temporary file next to it (rename is only atomic within one
  * directory's filesystem), which is flushed when `durable` and then renamed
  * over the name. A reader sees the old file or the new one, never a mix; a
- * link at `name` is replaced, never followed.
+ * link at `name` is replaced, never followed. Nothing already at `name` is
+ * ever opened: the temporary file is created new (O_EXCL), and the rename
+ * only replaces the name, so a hard link of an outside file renamed there
+ * loses that name and keeps its bytes and mode.
  */
 export async function writeFileAtomically(directory: PinnedDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): Promise<void> {
   const prepared = await prepareAtomicWrite(directory, name, bytes, mode, durable);

@@ -130,9 +130,13 @@ const replaceOneSource = `(fs, crypto, temporaryNames, job) => {
         let content;
         let mode;
         try {
-          const opened = fs.fstatSync(fd);
+          // The open goes by name: what it opened must be the file just checked, so that the verdict on the
+          // bytes is a verdict on that file.
+          const opened = fs.fstatSync(fd, { bigint: true });
           if (!opened.isFile()) return refused('not-regular');
-          mode = opened.mode & 0o7777;
+          if (opened.dev !== stat.dev || opened.ino !== stat.ino) return refused('changed');
+          if (opened.nlink > 1n) return refused('hard-link');
+          mode = Number(opened.mode & 0o7777n);
           content = fs.readFileSync(fd);
         } finally {
           fs.closeSync(fd);
@@ -141,6 +145,8 @@ const replaceOneSource = `(fs, crypto, temporaryNames, job) => {
         if (job.returnPrevious) previous = content;
       }
     }
+    // From here on the entry is only ever a name: removed, or replaced by a rename. Neither opens what is
+    // there, so a hard link of an outside file renamed over it since the check loses this name, nothing else.
     if (job.remove) {
       fs.unlinkSync(entry);
       return { status: 'removed', previous };

@@ -197,15 +197,18 @@ async function applyChange(context: ApplyContext, change: PlannedChange): Promis
 /** Applies `change` here, given its target bytes (none for a deletion or a chmod) and its pinned directory. */
 async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buffer | undefined, directory: PinnedDirectory): Promise<AppliedChange | { skipped: SkippedPath }> {
   const name = path.basename(change.path);
-  const check = stillAsPlanned(context, directory, name, change);
-  if (check !== true) return refusal(change, check);
+  const found = inspectAsPlanned(context, directory, name, change, false);
+  if (typeof found === 'string') return refusal(change, found);
   const writtenAtNs = wallClockNs();
   if (change.action === 'delete') {
+    // Removes a name, not a file's content: a hard link of an outside file renamed here since the check
+    // loses this name and nothing else.
     fs.unlinkSync(directory.entry(name));
     return { change };
   }
   if (change.action === 'chmod') {
-    if (!changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode)) return refusal(change, 'symlink');
+    const changed = changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode, found.stat!);
+    if (changed !== true) return refusal(change, changed);
   } else {
     await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
   }
@@ -301,24 +304,30 @@ function signatureOfWritten(entry: string, writtenAtNs: bigint): Observation | u
 }
 
 /**
- * chmod without following a link: through a handle opened with no-follow.
- * Returns false when the entry is no longer a regular file. A file whose mode
- * forbids opening it for reading is opened with O_PATH on Linux (no read
- * access needed, and still no-follow); elsewhere it is chmodded by name right
- * after a fresh check, the one place a link swapped in between could be followed.
+ * chmod without following a link, of the very file the check saw (`seen`):
+ * through a handle opened with no-follow, whose file must still be that one
+ * (same device and inode) and have no other name. The open goes by name, so
+ * a hard link of an outside file renamed over the entry after the check would
+ * otherwise be what it opens. Returns why not when it is not that file. A
+ * file whose mode forbids opening it for reading is opened with O_PATH on
+ * Linux (no read access needed, and still no-follow); elsewhere it is
+ * chmodded by name right after a fresh check, the one place a link swapped in
+ * between could be followed.
  */
-function changeMode(entry: string, mode: number): boolean {
+function changeMode(entry: string, mode: number, seen: fs.BigIntStats): true | Refusal {
   let fd: number;
   try {
     fd = fs.openSync(entry, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') return false;
+    if (code === 'ELOOP') return 'symlink';
+    if (code === 'ENOENT') return 'changed';
     if (code !== 'EACCES') throw error;
-    return changeModeWithoutReading(entry, mode);
+    return changeModeWithoutReading(entry, mode, seen);
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) return false;
+    const opened = sameFileAs(fs.fstatSync(fd, { bigint: true }), seen);
+    if (opened !== true) return opened;
     fs.fchmodSync(fd, mode);
     return true;
   } finally {
@@ -329,21 +338,38 @@ function changeMode(entry: string, mode: number): boolean {
 /** O_PATH has this value on every Linux architecture Node runs on. */
 const pathOnly = process.platform === 'linux' && fs.existsSync('/proc/self/fd') ? 0o10000000 : undefined;
 
-function changeModeWithoutReading(entry: string, mode: number): boolean {
+function changeModeWithoutReading(entry: string, mode: number, seen: fs.BigIntStats): true | Refusal {
   if (pathOnly === undefined) {
-    if (!fs.lstatSync(entry).isFile()) return false;
+    const found = sameFileAs(fs.lstatSync(entry, { bigint: true }), seen);
+    if (found !== true) return found;
     fs.chmodSync(entry, mode);
     return true;
   }
-  const fd = fs.openSync(entry, pathOnly | noFollow);
+  let fd: number;
   try {
-    if (!fs.fstatSync(fd).isFile()) return false;
+    fd = fs.openSync(entry, pathOnly | noFollow);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'changed';
+    throw error;
+  }
+  try {
+    // With O_PATH and no-follow a link is opened itself, and found here not to be a regular file.
+    const opened = sameFileAs(fs.fstatSync(fd, { bigint: true }), seen);
+    if (opened !== true) return opened;
     // fchmod refuses O_PATH handles; the /proc name of the handle reaches the very file it holds.
     fs.chmodSync(`/proc/self/fd/${fd}`, mode);
     return true;
   } finally {
     closeQuietly(fd);
   }
+}
+
+/** True when `found` (an opened handle's stat) is the regular file `seen`, with no other name; otherwise why not. */
+function sameFileAs(found: fs.BigIntStats, seen: fs.BigIntStats): true | Refusal {
+  if (found.isSymbolicLink()) return 'symlink';
+  if (!found.isFile()) return 'not-regular';
+  if (found.dev !== seen.dev || found.ino !== seen.ino) return 'changed';
+  return found.nlink === 1n ? true : 'hard-link';
 }
 
 /** Closes a read-only handle; its close failing cannot lose data, and must not turn a done change into a failed one. */
@@ -355,18 +381,13 @@ function closeQuietly(fd: number): void {
   }
 }
 
-/** True when the entry is still what the plan saw (or already the target); otherwise why not. */
-function stillAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange): true | Refusal {
-  const found = inspectAsPlanned(context, directory, name, change, false);
-  return typeof found === 'string' ? found : true;
-}
-
 /**
  * Whether the entry is still what the plan saw: read and hashed unless its
  * stat signature vouches for it. With `wantContent` a file is read either
- * way, and its bytes come back (`content`).
+ * way, and its bytes come back (`content`). A file comes back with the stat
+ * it was checked by (`stat`), which names the file that passed the check.
  */
-function inspectAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange, wantContent: boolean): { content?: Buffer } | Refusal {
+function inspectAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange, wantContent: boolean): { content?: Buffer; stat?: fs.BigIntStats } | Refusal {
   const lastSeen = change.tracked.lastSeen;
   const vouched = (stat: fs.BigIntStats) => change.current.kind === 'file' && isUnchangedSince(lastSeen?.observed, stat) && sameState(lastSeen!.state, change.current);
   const inspection = inspectEntry(directory, name, { maxBytes: context.maxFileBytes, read: (stat) => wantContent || !vouched(stat) });
@@ -383,10 +404,10 @@ function inspectAsPlanned(context: ApplyContext, directory: PinnedDirectory, nam
     case 'file': {
       if (inspection.stat.nlink > 1n) return 'hard-link';
       if (change.current.kind !== 'file') return 'changed';
-      const content = inspection.content;
-      if (content === undefined || vouched(inspection.stat)) return { content };
-      const mode = Number(inspection.stat.mode & 0o7777n);
-      return sha256(content) === change.current.sha256 && mode === change.current.mode ? { content } : 'changed';
+      const { content, stat } = inspection;
+      if (content === undefined || vouched(stat)) return { content, stat };
+      const mode = Number(stat.mode & 0o7777n);
+      return sha256(content) === change.current.sha256 && mode === change.current.mode ? { content, stat } : 'changed';
     }
   }
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,10 +14,14 @@ import { createSandbox, type Sandbox } from './helpers/sandbox.js';
  * canary outside the project, a directory and nothing, in a tight loop, while
  * this process rewinds over and over. The canaries — a file outside the
  * project and a directory of canaries that a swapped-in link points to — must
- * never be written, truncated, chmodded, linked, deleted or added to.
+ * never be written, truncated, chmodded, linked, deleted or added to. Another
+ * process renames hard links of a canary over a tracked file that a rewind
+ * only has to chmod, between the rewind's check and its chmod.
  */
 
 const rounds = 1_200;
+/** Mode-only rewinds of a 2 MB file raced by hard links of an outside canary. */
+const linkRounds = 300;
 const sandboxes: Sandbox[] = [];
 afterEach(() => {
   while (sandboxes.length > 0) sandboxes.pop()!.dispose();
@@ -108,6 +113,79 @@ describe('races: a second process swaps files and directories while rewinds run'
     expect(fs.readFileSync(path.join(root, 'top.txt'), 'utf8')).toBe('top original\n');
     await manager.close();
     console.info(`races: ${rounds} rewind rounds against ${swapped.iterations} swaps (seed ${seed})`, outcomes);
+  }, 180_000);
+
+  it(`a mode-only rewind never chmods a hard link of an outside file renamed over the tracked file after its check (${linkRounds} rounds, half through O_PATH)`, async () => {
+    const sandbox = createSandbox();
+    sandboxes.push(sandbox);
+    const canary = path.join(sandbox.outside, 'canary.bin');
+    fs.writeFileSync(canary, Buffer.alloc(4096, 'c'), { mode: 0o640 });
+    const file = path.join(sandbox.root, 'dir', 'large.bin');
+    fs.mkdirSync(path.dirname(file));
+    // 2 MB, and its ctime changes every round: never vouched for by its signature, so each check reads it.
+    const original = Buffer.alloc(2 * 1024 * 1024, 'x');
+    fs.writeFileSync(file, original, { mode: 0o644 });
+    const canaryBefore = () => ({ sha256: createHash('sha256').update(fs.readFileSync(canary)).digest('hex'), mode: (fs.lstatSync(canary).mode & 0o7777).toString(8) });
+    const before = canaryBefore();
+
+    const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none' });
+    const first = await manager.checkpoint();
+    await manager.trackEdit(file);
+    fs.chmodSync(file, 0o600); // same bytes, other mode: every rewind has only a chmod to make
+
+    const stopFile = path.join(sandbox.base, 'stop');
+    const swapper = spawn(process.execPath, [await bundledWorker('link-swapper'), JSON.stringify({ file, canary, stopFile, mode: 0o600 })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let swapperOutput = '';
+    const swapperStarted = new Promise<void>((resolve) =>
+      swapper.stdout.on('data', (chunk: Buffer) => {
+        swapperOutput += chunk.toString();
+        if (swapperOutput.startsWith('started\n')) resolve();
+      }),
+    );
+    const swapperDone = new Promise<void>((resolve) => swapper.on('close', () => resolve()));
+    await swapperStarted;
+
+    // On odd rounds the file cannot be opened for reading to change its mode (as when its mode denies reading,
+    // for a user other than root), so the mode is changed through an O_PATH handle.
+    let denyReading = false;
+    const pathOnly = 0o10000000;
+    const restore = instrumentFs(['openSync'], (name, args) =>
+      denyReading && String(args[0]).endsWith('/large.bin') && (Number(args[1]) & pathOnly) === 0 && /changeMode/.test(new Error().stack ?? '') ? errnoError('EACCES', name) : undefined,
+    );
+    const outcomes: Record<string, number> = {};
+    const count = (key: string) => (outcomes[key] = (outcomes[key] ?? 0) + 1);
+    try {
+      for (let round = 0; round < linkRounds; round += 1) {
+        denyReading = round % 2 === 1;
+        try {
+          const result = await manager.rewindFiles(first);
+          count(result.filesChanged!.length > 0 ? 'chmodded' : 'nothing changed');
+          for (const skipped of result.skipped ?? []) count(`skipped ${skipped.reason}`);
+        } catch (error) {
+          expect(RewindableError.isInstance(error), `round ${round}: ${String(error)}`).toBe(true);
+          count(`failed: ${(error as RewindableError).code}`);
+        }
+        if (round % 50 === 49) expect(canaryBefore(), `after round ${round}`).toEqual(before);
+      }
+    } finally {
+      restore();
+      fs.writeFileSync(stopFile, '');
+      await swapperDone;
+    }
+
+    expect(canaryBefore(), JSON.stringify(outcomes)).toEqual(before);
+    const swapped = JSON.parse(swapperOutput.slice('started\n'.length)) as { swaps: number };
+    expect(swapped.swaps).toBeGreaterThan(linkRounds);
+    // The rewinds met the canary under the tracked name, and still did their work in between.
+    expect(outcomes.chmodded, JSON.stringify(outcomes)).toBeGreaterThan(10);
+    expect((outcomes['skipped hard-link'] ?? 0) + (outcomes['skipped changed-during-rewind'] ?? 0), JSON.stringify(outcomes)).toBeGreaterThan(0);
+
+    // Once the swapper is gone, the rewind does what it should.
+    await manager.rewindFiles(first);
+    expect(fs.readFileSync(file).equals(original)).toBe(true);
+    expect(fs.statSync(file).mode & 0o7777).toBe(0o644);
+    await manager.close();
+    console.info(`races: ${linkRounds} mode-only rewinds against ${swapped.swaps} hard-link swaps`, outcomes);
   }, 180_000);
 
   it('a file that cannot be opened to change its mode is never chmodded through a link swapped in after the check', async () => {
