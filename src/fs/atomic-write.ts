@@ -153,27 +153,45 @@ export function pinParentDirectory(filePath: string, createMissing: boolean): Pi
 /**
  * Removes temporary files a crashed write left in `directory`. Only files
  * older than `minimumAgeMs` go: another session may be writing in the same
- * directory right now.
+ * directory right now. The directory is pinned like any directory a write
+ * goes to: one that is now a link, or no longer where its path says, is not
+ * swept (its files are someone else's), and only regular files with a single
+ * link are removed, each by its name in the directory that was opened.
  */
 export function sweepTemporaryFiles(directory: string, minimumAgeMs = 30_000): number {
-  const cutoff = Date.now() - minimumAgeMs;
-  let removed = 0;
+  let pinned: PinnedDirectory | PinFailure;
+  try {
+    pinned = PinnedDirectory.open(directory);
+  } catch {
+    return 0; // housekeeping: a directory that cannot be read is swept by a later open
+  }
+  if (typeof pinned === 'string') return 0;
+  try {
+    return sweepPinned(pinned, Date.now() - minimumAgeMs);
+  } finally {
+    pinned.close();
+  }
+}
+
+function sweepPinned(directory: PinnedDirectory, cutoffMs: number): number {
   let names: string[];
   try {
-    names = fs.readdirSync(directory);
+    names = directory.names();
   } catch {
     return 0;
   }
+  let removed = 0;
   for (const name of names) {
     if (!temporaryPattern.test(name)) continue;
     try {
-      const stat = fs.lstatSync(path.join(directory, name));
-      if (stat.isFile() && stat.mtimeMs <= cutoff) {
-        fs.rmSync(path.join(directory, name), { force: true });
-        removed += 1;
-      }
+      const stat = fs.lstatSync(directory.entry(name));
+      if (!stat.isFile() || stat.nlink !== 1 || stat.mtimeMs > cutoffMs) continue;
+      // Where names resolve by path, the directory is checked again right before the removal.
+      if (directory.handlePath() === undefined && !directory.isStillAtPath()) return removed;
+      fs.unlinkSync(directory.entry(name));
+      removed += 1;
     } catch {
-      // Gone already.
+      // Gone already, or not ours to remove.
     }
   }
   return removed;

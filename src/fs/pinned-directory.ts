@@ -70,6 +70,16 @@ export class PinnedDirectory {
   }
 
   /**
+   * The names in this directory, read through the handle; where names
+   * resolve by path, only while the directory is still at its path (none
+   * otherwise).
+   */
+  names(): string[] {
+    if (procFd) return fs.readdirSync(`/proc/self/fd/${this.fd}`);
+    return this.isStillAtPath() ? fs.readdirSync(this.path) : [];
+  }
+
+  /**
    * True while the opened directory is still the one at its path (no link on
    * the way, not moved or deleted). An I/O error is thrown, not taken for a
    * move: recording a path as behind a moved directory because a read failed

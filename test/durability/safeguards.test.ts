@@ -130,6 +130,43 @@ describe('temporary files of crashed writes', () => {
       'notes.rewindable-tmp',
     ]);
   });
+
+  it('are never swept through a tracked directory now a link (or under one), nor when hard-linked; a real leftover still is', async () => {
+    const { manager, sandbox, file } = await open({ 'linked/a.txt': 'a\n', 'deep/under/b.txt': 'b\n', 'kept/c.txt': 'c\n' });
+    await manager.checkpoint();
+    for (const name of ['linked/a.txt', 'deep/under/b.txt', 'kept/c.txt']) await manager.trackEdit(name);
+    await manager.close();
+    const aged = (target: string) => {
+      const when = new Date(Date.now() - 60_000);
+      fs.utimesSync(target, when, when);
+      return target;
+    };
+    const leftover = (target: string, content = 'half a write') => {
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, content);
+      return aged(target);
+    };
+    // The tracked directory `linked` becomes a link to an outside directory, `deep` a link to one holding `under`.
+    const outsideFile = leftover(path.join(sandbox.outside, 'linked', '.a.txt.0123456789ab.rewindable-tmp'), 'the user’s own file');
+    const outsideDeep = leftover(path.join(sandbox.outside, 'deep', 'under', '.b.txt.0123456789ab.rewindable-tmp'), 'the user’s own file');
+    fs.rmSync(file('linked'), { recursive: true });
+    fs.symlinkSync(path.join(sandbox.outside, 'linked'), file('linked'));
+    fs.rmSync(file('deep'), { recursive: true });
+    fs.symlinkSync(path.join(sandbox.outside, 'deep'), file('deep'));
+    // In a directory that stayed in place: a real leftover, and a leftover's name given to a hard link of an outside file.
+    const inside = leftover(file('kept/.c.txt.0123456789ab.rewindable-tmp'));
+    const linkedOutside = leftover(path.join(sandbox.outside, 'hard.txt'), 'linked from the project');
+    fs.linkSync(linkedOutside, file('kept/.d.txt.ba9876543210.rewindable-tmp'));
+
+    const reopened = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, resume: manager.sessionId });
+    managers.push(reopened);
+
+    expect(fs.readFileSync(outsideFile, 'utf8')).toBe('the user’s own file');
+    expect(fs.readFileSync(outsideDeep, 'utf8')).toBe('the user’s own file');
+    expect(fs.existsSync(inside)).toBe(false);
+    expect(fs.readdirSync(file('kept')).sort()).toEqual(['.d.txt.ba9876543210.rewindable-tmp', 'c.txt']);
+    expect(fs.statSync(linkedOutside).nlink).toBe(2);
+  });
 });
 
 describe('the store never tracks itself', () => {
