@@ -290,6 +290,17 @@ export class CheckpointManager {
   }
 
   /**
+   * Whether reopening the session sweeps `directory` (canonical) for the
+   * temporary files of writes cut short: it holds a tracked path. A tool
+   * writes its temporary file before its backup is stored only there.
+   * @internal
+   */
+  async sweepsOnReopen(directory: string): Promise<boolean> {
+    const session = await this.session();
+    return session === undefined || session.state.directoriesOfPaths.has(directory);
+  }
+
+  /**
    * Puts every tracked file back as it was when the checkpoint of
    * `userMessageId` was taken: created files deleted, modified files restored,
    * links and moved directories left alone. With `dryRun`, reports the same

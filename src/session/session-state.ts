@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Transcript } from '../conversation/transcript.js';
 import { fromStoredPath, isConfined, type PathScope } from '../paths.js';
 import type { FileState, LogRecord, Observation, RegularFileState, RewindBeginRecord, SessionStartRecord } from '../schemas.js';
@@ -54,6 +55,8 @@ export class SessionState {
   readonly checkpoints: CheckpointInfo[] = [];
   readonly checkpointsById = new Map<string, CheckpointInfo>();
   readonly paths = new Map<string, TrackedPath>();
+  /** The directories of the tracked paths: where reopening the session sweeps for temporary files of writes cut short. */
+  readonly directoriesOfPaths = new Set<string>();
   /** A rewind that began but has no end record: a crash interrupted it. */
   interruptedRewind: RewindBeginRecord | undefined;
   readonly transcript = new Transcript();
@@ -223,6 +226,7 @@ export class SessionState {
       }
       tracked = { path: absolute, storedPath, versions: [] };
       this.paths.set(absolute, tracked);
+      this.directoriesOfPaths.add(path.dirname(absolute));
     }
     const last = tracked.versions.at(-1);
     // A refreshed checkpoint replaces its own earlier entry, but never the first backup:

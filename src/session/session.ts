@@ -1,5 +1,4 @@
 import type fs from 'node:fs';
-import path from 'node:path';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
 import { sweepTemporaryFiles } from '../fs/atomic-write.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
@@ -115,7 +114,7 @@ export class Session {
         if (loaded.droppedUnacknowledged) {
           await session.append([{ type: 'discard', count: 1, reason: 'its backup did not survive a crash; it was never acknowledged', at: now() }]);
         }
-        for (const directory of new Set([...session.state.paths.keys()].map((file) => path.dirname(file)))) sweepTemporaryFiles(directory);
+        for (const directory of session.state.directoriesOfPaths) sweepTemporaryFiles(directory);
       }
       return session;
     } catch (error) {

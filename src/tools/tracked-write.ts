@@ -25,6 +25,12 @@ export interface TrackedWrite {
  * pre-image. If tracking fails, the temporary file is removed and the target
  * was never touched. A first backup of an existing file carries the record
  * of the write in the same log append; otherwise it is recorded after.
+ *
+ * A temporary file left by a process killed in between is swept when the
+ * session is next opened, from the directories of its tracked paths. In a
+ * directory that holds none yet, the log would name nothing there until the
+ * backup is stored, so the temporary file is written after it: only the
+ * first write into each such directory pays for the two one after the other.
  */
 export async function writeTracked(manager: CheckpointManager, request: TrackedWrite): Promise<void> {
   const { tool, target, bytes } = request;
@@ -50,6 +56,7 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
     const intended = target.existing === undefined ? undefined : { content: bytes, mode: target.existing.mode, tool, toolCallId: request.toolCallId };
     tracking = manager.trackEditRead(target.path, () => readingOf(target), intended);
     tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
+    if (!(await manager.sweepsOnReopen(directory.path))) await tracking;
   }
   let prepared: PreparedWrite;
   try {
