@@ -91,6 +91,13 @@ export const trackRecordSchema = z.object({
   path: storedPath,
   state: fileStateSchema,
   observed: observationSchema.optional(),
+  /**
+   * For a first backup "absent": how many of the path's nearest ancestor
+   * directories did not exist either, so that the write creates them. A
+   * rewind that deletes the file removes them again once empty (absent in
+   * logs written before this was recorded: then none is removed).
+   */
+  missingParents: z.number().int().positive().optional(),
   at: isoTime,
 });
 

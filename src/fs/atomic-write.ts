@@ -174,12 +174,13 @@ export function sweepTemporaryFiles(directory: string, minimumAgeMs = 30_000): n
 }
 
 function sweepPinned(directory: PinnedDirectory, cutoffMs: number): number {
-  let names: string[];
+  let names: string[] | undefined;
   try {
     names = directory.names();
   } catch {
     return 0;
   }
+  if (names === undefined) return 0;
   let removed = 0;
   for (const name of names) {
     if (!temporaryPattern.test(name)) continue;

@@ -12,7 +12,8 @@ import { wallClockNs } from './stat-signature.js';
  * link or a move appeared since (SPEC 5.4).
  */
 export type Inspection =
-  | { kind: 'absent'; parentMissing: boolean }
+  /** `missingParents`: how many of its nearest ancestors do not exist either (0: its parent does). */
+  | { kind: 'absent'; missingParents: number }
   | { kind: 'file'; stat: fs.BigIntStats; observedAtNs: bigint; content?: Buffer }
   | { kind: 'too-large'; stat: fs.BigIntStats }
   | { kind: 'symlink' }
@@ -31,8 +32,8 @@ export function inspectPath(filePath: string, options: InspectOptions, directori
   const parent = directories !== undefined ? directories.open(path.dirname(filePath)) : PinnedDirectory.open(path.dirname(filePath));
   if (typeof parent === 'string') {
     if (parent !== 'missing') return { kind: 'unsafe-parent', reason: parentReason(parent) };
-    const ancestor = checkMissingParent(path.dirname(filePath));
-    return ancestor === undefined ? { kind: 'absent', parentMissing: true } : { kind: 'unsafe-parent', reason: ancestor };
+    const ancestors = findMissingParents(path.dirname(filePath));
+    return 'problem' in ancestors ? { kind: 'unsafe-parent', reason: ancestors.problem } : { kind: 'absent', missingParents: ancestors.missing };
   }
   try {
     return inspectEntry(parent, path.basename(filePath), options);
@@ -47,7 +48,7 @@ export function inspectEntry(directory: PinnedDirectory, name: string, options: 
   try {
     stat = fs.lstatSync(directory.entry(name), { bigint: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent', parentMissing: false };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent', missingParents: 0 };
     throw error;
   }
   if (stat.isSymbolicLink()) return { kind: 'symlink' };
@@ -68,7 +69,7 @@ function readRegularFile(entry: string, maxBytes: number): Inspection {
       fd = fs.openSync(entry, flags);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return { kind: 'absent', parentMissing: false };
+      if (code === 'ENOENT') return { kind: 'absent', missingParents: 0 };
       if (code === 'ELOOP') return { kind: 'symlink' };
       throw error;
     }
@@ -111,26 +112,31 @@ function readToEnd(fd: number, expected: number, maxBytes: number): Buffer | und
 
 /**
  * For a path whose parent directory is gone: every ancestor that still exists
- * must be a real directory at its own path. Returns why not, or undefined.
+ * must be a real directory at its own path. Returns how many ancestors are
+ * missing (the parent and the ones above it), or why not.
  * An I/O error is thrown rather than reported as a changed parent.
  */
-export function checkMissingParent(directory: string): string | undefined {
+export function findMissingParents(directory: string): { missing: number } | { problem: string } {
+  let missing = 0;
   for (let current = directory; ; current = path.dirname(current)) {
     let stat: fs.Stats;
     try {
       stat = fs.lstatSync(current);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if ((code === 'ENOENT' || code === 'ENOTDIR') && path.dirname(current) !== current) continue;
+      if ((code === 'ENOENT' || code === 'ENOTDIR') && path.dirname(current) !== current) {
+        missing += 1;
+        continue;
+      }
       throw error;
     }
-    if (stat.isSymbolicLink()) return `${current} is now a symbolic link`;
-    if (!stat.isDirectory()) return `${current} is not a directory`;
+    if (stat.isSymbolicLink()) return { problem: `${current} is now a symbolic link` };
+    if (!stat.isDirectory()) return { problem: `${current} is not a directory` };
     try {
-      return fs.realpathSync.native(current) === current ? undefined : `${current} no longer resolves to itself`;
+      return fs.realpathSync.native(current) === current ? { missing } : { problem: `${current} no longer resolves to itself` };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return `${current} changed while it was checked`;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return { problem: `${current} changed while it was checked` };
       throw error;
     }
   }

@@ -71,12 +71,12 @@ export class PinnedDirectory {
 
   /**
    * The names in this directory, read through the handle; where names
-   * resolve by path, only while the directory is still at its path (none
-   * otherwise).
+   * resolve by path, only while the directory is still at its path
+   * (undefined otherwise).
    */
-  names(): string[] {
+  names(): string[] | undefined {
     if (procFd) return fs.readdirSync(`/proc/self/fd/${this.fd}`);
-    return this.isStillAtPath() ? fs.readdirSync(this.path) : [];
+    return this.isStillAtPath() ? fs.readdirSync(this.path) : undefined;
   }
 
   /**
@@ -97,6 +97,15 @@ export class PinnedDirectory {
       if (isGoneOrRedirected(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Removes the empty directory `name` inside this one (rmdir never follows a
+   * link, and fails on a directory that is not empty). Where names resolve by
+   * path, the caller checks this directory is still at its path first.
+   */
+  removeDirectory(name: string): void {
+    fs.rmdirSync(this.entry(name));
   }
 
   /** Makes created, renamed and removed entries durable. */

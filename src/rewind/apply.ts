@@ -10,6 +10,7 @@ import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/
 import type { Observation, RewindAction } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
+import { removeEmptyDirectories } from './created-directories.js';
 import type { LineStatsCache } from './stats-cache.js';
 import { countChange, leftAlone, measureChange, recallStats, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
 
@@ -43,11 +44,18 @@ export interface AppliedChange {
 export interface ApplyOutcome {
   applied: AppliedChange[];
   skipped: SkippedPath[];
+  /** Directories the session created that were removed once empty (see created-directories.ts). */
+  directoriesRemoved: string[];
   failure?: { path: string; error: unknown };
 }
 
-export async function applyChanges(context: ApplyContext, changes: readonly PlannedChange[]): Promise<ApplyOutcome> {
-  const outcome: ApplyOutcome = { applied: [], skipped: [] };
+/**
+ * Applies `changes`; then, when all were made, removes the directories of
+ * `emptyDirectories` (the plan's `directoriesRemoved`) that the deletions
+ * left empty.
+ */
+export async function applyChanges(context: ApplyContext, changes: readonly PlannedChange[], emptyDirectories: readonly string[] = []): Promise<ApplyOutcome> {
+  const outcome: ApplyOutcome = { applied: [], skipped: [], directoriesRemoved: [] };
   const touchedDirectories = new Set<string>();
   const applied = (result: AppliedChange) => {
     outcome.applied.push(result);
@@ -65,6 +73,14 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
       } catch (error) {
         outcome.failure ??= { path: directory, error };
       }
+    }
+  }
+  // After the deletions are durable: a directory is never gone while a file the rewind removed from it may come back.
+  if (outcome.failure === undefined && emptyDirectories.length > 0) {
+    try {
+      outcome.directoriesRemoved = await removeEmptyDirectories(context.directories, emptyDirectories, context.durable);
+    } catch (error) {
+      outcome.failure = { path: path.dirname(emptyDirectories[0]!), error };
     }
   }
   return outcome;

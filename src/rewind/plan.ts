@@ -4,6 +4,7 @@ import { asLastSeen, observePath, unchangedSinceLastSeen, type ObservedPath } fr
 import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
 import { mapConcurrently } from '../util/concurrency.js';
+import { plannedRemovals } from './created-directories.js';
 import { lineStats, type LineStats } from './line-stats.js';
 import type { LineStatsCache } from './stats-cache.js';
 
@@ -87,6 +88,8 @@ export interface RewindPlan {
    * record, and on a large capture scope they are nearly all the paths.
    */
   observations: Array<{ tracked: TrackedPath; observation: ObservedPath }>;
+  /** Directories the session created that the deletions leave empty, deepest first (see created-directories.ts). */
+  directoriesRemoved: string[];
 }
 
 export interface PlanContext {
@@ -138,7 +141,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   const concurrency = planConcurrency(context, unsettled.map((index) => tracked[index]!), targetIndex);
   const planned = await mapConcurrently(unsettled, concurrency, (index) => planPath(context, tracked[index]!, targetIndex, unchanged[index]!));
   unsettled.forEach((index, at) => (outcomes[index] = planned[at]!));
-  const plan: RewindPlan = { changes: [], skipped: [], observations: [] };
+  const plan: RewindPlan = { changes: [], skipped: [], observations: [], directoriesRemoved: [] };
   tracked.forEach((path, index) => {
     const outcome = outcomes[index];
     if (outcome !== undefined) plan.observations.push({ tracked: path, observation: outcome.observation });
@@ -149,6 +152,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
     if (outcome.skipped !== undefined) plan.skipped.push(outcome.skipped);
   }
   if (context.only === undefined) plan.skipped.push(...[...context.state.outsidePaths.keys()].map(refuseOutside));
+  if (context.directories !== undefined) plan.directoriesRemoved = plannedRemovals(context.state, targetIndex, plan.changes, context.directories);
   return plan;
 }
 

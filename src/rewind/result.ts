@@ -35,12 +35,19 @@ export interface RewindFilesResult {
   skipped?: SkippedPath[];
   /** Paths changed by someone other than the tracked tools since they last wrote them. */
   conflicts?: string[];
+  /**
+   * Directories the session's tools created that the rewind removes (dry
+   * run) or removed, because the files it deletes leave them empty. Never
+   * one that existed at the target checkpoint, one holding anything else, or
+   * a link. Undoing the rewind brings them back with the files.
+   */
+  directoriesRemoved?: string[];
   /** Real runs: the checkpoint holding the state just before this rewind. Rewind to it to undo. */
   undoCheckpointId?: string;
   dryRun?: boolean;
 }
 
-export function summarize(changes: readonly PlannedChange[], skipped: readonly SkippedPath[], dryRun: boolean): RewindFilesResult {
+export function summarize(changes: readonly PlannedChange[], skipped: readonly SkippedPath[], dryRun: boolean, directoriesRemoved: readonly string[] = []): RewindFilesResult {
   const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   const files = [...changes].sort(byPath).map(
     (change): RewindFileChange => ({
@@ -67,5 +74,6 @@ export function summarize(changes: readonly PlannedChange[], skipped: readonly S
       ...files.filter((file) => file.conflict).map((file) => file.path),
       ...skipped.filter((entry) => entry.reason === 'conflict').map((entry) => entry.path),
     ],
+    directoriesRemoved: [...directoriesRemoved].sort(),
   };
 }

@@ -92,7 +92,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
 
 /** Steps 3 and 4 of `runRewind`: the changes, then the end record, or the rollback. */
 async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, rewindId: string, undoCheckpointId: string, directories: DirectoryCache): Promise<RewindFilesResult> {
-  const outcome = await applyChanges(applyContext(session, directories), plan.changes);
+  const outcome = await applyChanges(applyContext(session, directories), plan.changes, plan.directoriesRemoved);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
     await rollBack(session, rewindId, outcome, describeFailure(outcome.failure), directories);
@@ -108,6 +108,7 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
     outcome.applied.map((applied) => applied.change),
     [...plan.skipped, ...outcome.skipped],
     false,
+    outcome.directoriesRemoved,
   );
   try {
     await session.append([endRecord(session, rewindId, 'complete', result)]);
@@ -131,7 +132,7 @@ export async function dryRunRewind(session: Session, target: CheckpointInfo, ski
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
       planRewind({ ...planContext(session, skipConflicts, directories), keepCounts: countsOf(session), assumed: await afterRollBack(session, directories) }, target.index),
     );
-    return summarize(plan.changes, plan.skipped, true);
+    return summarize(plan.changes, plan.skipped, true, plan.directoriesRemoved);
   } finally {
     directories.close();
     session.releaseReadCaches();

@@ -18,6 +18,8 @@ export interface ObservedPath {
   stat?: fs.BigIntStats;
   /** For `unsafe-parent`: what changed on the way to the file. */
   reason?: string;
+  /** For `absent`: how many of its nearest ancestors are missing too (see `TrackRecord.missingParents`). */
+  missingParents?: number;
 }
 
 export interface ObserveOptions {
@@ -49,7 +51,7 @@ export function observePath(filePath: string, lastSeen: { state: RegularFileStat
   }
   switch (inspection.kind) {
     case 'absent':
-      return { state: { kind: 'absent' } };
+      return inspection.missingParents > 0 ? { state: { kind: 'absent' }, missingParents: inspection.missingParents } : { state: { kind: 'absent' } };
     case 'symlink':
       return { state: { kind: 'symlink' } };
     case 'not-regular':

@@ -45,6 +45,8 @@ export interface TrackedPath {
   lastSeen?: { state: RegularFileState; observed: Observation } | undefined;
   /** Found by the capture scope (shell changes) rather than named by a tool. */
   captured?: boolean;
+  /** How many of its nearest ancestors were missing at its first backup, "absent" (`TrackRecord.missingParents`). */
+  missingParents?: number;
 }
 
 /** Besides the project root, where the paths a session's records name may lead. */
@@ -120,7 +122,8 @@ export class SessionState {
       case 'track': {
         const checkpoint = this.checkpointsById.get(record.checkpointId);
         if (checkpoint === undefined) return;
-        this.recordVersion(record.path, checkpoint.index, record.state, record.observed);
+        const tracked = this.recordVersion(record.path, checkpoint.index, record.state, record.observed);
+        if (record.missingParents !== undefined && tracked?.versions.length === 1) tracked.missingParents = record.missingParents;
         return;
       }
       case 'scan-backups': {
@@ -216,7 +219,8 @@ export class SessionState {
     return [...this.paths.values()].filter((tracked) => tracked.versions[0]!.checkpointIndex <= checkpointIndex);
   }
 
-  private recordVersion(storedPath: string, checkpointIndex: number, state: FileState, observed: Observation | undefined): void {
+  /** The path's tracked entry with the version added; undefined for a path outside the roots (`outsidePaths`). */
+  private recordVersion(storedPath: string, checkpointIndex: number, state: FileState, observed: Observation | undefined): TrackedPath | undefined {
     const absolute = fromStoredPath(storedPath, this.root);
     let tracked = this.paths.get(absolute);
     if (tracked === undefined) {
@@ -238,6 +242,7 @@ export class SessionState {
       tracked.versions.push({ checkpointIndex, state, observed });
     }
     noteSeen(tracked, state, observed);
+    return tracked;
   }
 }
 

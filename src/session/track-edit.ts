@@ -49,6 +49,7 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
     path: session.storedPath(absolute),
     state: observation.state,
     ...(observation.observed ? { observed: observation.observed } : {}),
+    ...(observation.state.kind === 'absent' && observation.missingParents !== undefined ? { missingParents: observation.missingParents } : {}),
     at: now(),
   };
   const records: LogRecord[] = [record];

@@ -2,7 +2,7 @@ import type fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { pinParentDirectory } from '../fs/atomic-write.js';
-import { checkMissingParent, inspectEntry } from '../fs/inspect-path.js';
+import { findMissingParents, inspectEntry } from '../fs/inspect-path.js';
 import { PinnedDirectory } from '../fs/pinned-directory.js';
 import { asToolError, toolFailed } from './tool-errors.js';
 
@@ -15,6 +15,8 @@ export interface TargetFile {
   directory: PinnedDirectory | undefined;
   /** What is there now: undefined when the file does not exist. */
   readonly existing: ExistingFile | undefined;
+  /** How many of its nearest ancestors do not exist yet (0: its parent does), which the write creates. */
+  readonly missingParents: number;
   /** Creates the missing parent directories (each inside the pinned level above) and pins the parent. */
   createParentDirectories(): PinnedDirectory;
   close(): void;
@@ -43,9 +45,9 @@ export function openTargetFile(tool: string, filePath: string, maxBytes: number)
     throw asToolError(tool, filePath, error);
   }
   if (pinned === 'missing') {
-    const problem = checkMissingParent(path.dirname(filePath));
-    if (problem !== undefined) throw toolFailed(tool, `cannot create ${filePath}: ${problem}.`, { path: filePath });
-    return target(tool, filePath, name, undefined, undefined);
+    const ancestors = findMissingParents(path.dirname(filePath));
+    if ('problem' in ancestors) throw toolFailed(tool, `cannot create ${filePath}: ${ancestors.problem}.`, { path: filePath });
+    return target(tool, filePath, name, undefined, undefined, ancestors.missing);
   }
   if (typeof pinned === 'string') throw parentProblem(tool, filePath, pinned);
   try {
@@ -85,12 +87,13 @@ export function openTargetFile(tool: string, filePath: string, maxBytes: number)
   }
 }
 
-function target(tool: string, filePath: string, name: string, directory: PinnedDirectory | undefined, existing: ExistingFile | undefined): TargetFile {
+function target(tool: string, filePath: string, name: string, directory: PinnedDirectory | undefined, existing: ExistingFile | undefined, missingParents = 0): TargetFile {
   return {
     path: filePath,
     name,
     directory,
     existing,
+    missingParents,
     createParentDirectories() {
       const pinned = pinParentDirectory(filePath, true);
       if (typeof pinned === 'string') throw parentProblem(tool, filePath, pinned);

@@ -106,7 +106,7 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
 /** What the tool read of the target, handed to the backup so the file is not read twice. */
 function readingOf(target: TargetFile): ObservedPath {
   const existing = target.existing;
-  if (existing === undefined) return { state: { kind: 'absent' } };
+  if (existing === undefined) return { state: { kind: 'absent' }, ...(target.missingParents > 0 ? { missingParents: target.missingParents } : {}) };
   return {
     state: { kind: 'file', sha256: sha256(existing.bytes), size: existing.bytes.length, mode: existing.mode },
     observed: observe(existing.stat, existing.observedAtNs),
