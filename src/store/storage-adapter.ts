@@ -83,14 +83,28 @@ export interface StorageAdapter {
   delete(key: SessionKey): Promise<void>;
 
   /**
-   * Stores blobs on their own (copies between stores, forks). A blob written
-   * under a key can be read back under that key; adapters may share storage
-   * between sessions by hash.
+   * Stores blobs on their own (copies between stores, forks, relocation). A
+   * blob written under a key is then held by that key (see `hasBlobs`);
+   * adapters may share storage between sessions by hash.
    */
   putBlobs(key: SessionKey, blobs: readonly BlobWrite[]): Promise<void>;
-  /** The blob's bytes, or `null` when it is not stored. Callers verify the hash. */
+  /**
+   * The blob's bytes, or `null` when it is not stored. Every blob `key` holds
+   * reads; an adapter may also return one only another key holds. Callers
+   * verify the hash.
+   */
   getBlob(key: SessionKey, hash: string): Promise<Uint8Array | null>;
-  /** The subset of `hashes` readable under `key`. */
+  /**
+   * The subset of `hashes` that `key` holds. `key` holds a blob stored under
+   * it (by `append` or `putBlobs`), and it keeps holding it until `key`
+   * itself is deleted, or `collectGarbage` removes a blob no session it was
+   * told of names: deleting *another* key never makes a held blob
+   * unreadable under `key`. Callers rely on that: a blob reported here is not
+   * stored again (relocation copies only the rest, then deletes the old key).
+   * An adapter that shares blobs between sessions by hash must count who
+   * holds each one, and may report a blob stored under another key only when
+   * deleting that key can never free it.
+   */
   hasBlobs(key: SessionKey, hashes: readonly string[]): Promise<Set<string>>;
   /**
    * Whether a backup of `size` bytes is flushed together with the log line

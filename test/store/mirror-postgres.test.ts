@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeProjectKey, filesystemStorage } from '../../src/index.js';
+import { encodeProjectKey, filesystemStorage, type StorageAdapter } from '../../src/index.js';
 import { blobsNamedByEntries } from '../../src/store/mirror/log-comparison.js';
 import { MirrorFlushError, mirroredStorage, type MirroredStorage } from '../../src/store/mirror/mirrored-storage.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
@@ -34,7 +34,17 @@ const mirrorOverPostgres = () =>
     retry: { initialDelayMs: 20, maxDelayMs: 200 },
   });
 
-runStorageConformance({ name: 'mirror (filesystem local, postgres remote)', create: mirrorOverPostgres, reopen: mirrorOverPostgres, describe, it });
+/** Another machine: its own empty local store, over the same database, once the first has copied everything there. */
+const mirrorOnAnotherMachine = async (storage: StorageAdapter) => {
+  await (storage as MirroredStorage).flush();
+  return mirroredStorage({
+    local: filesystemStorage({ directory: fs.mkdtempSync(path.join(conformanceDirectory, 'another-machine-')), durability: 'none' }),
+    remote: postgresStorage({ connection: server.connectionString }),
+    retry: { initialDelayMs: 20, maxDelayMs: 200 },
+  });
+};
+
+runStorageConformance({ name: 'mirror (filesystem local, postgres remote)', create: mirrorOverPostgres, reopen: mirrorOnAnotherMachine, describe, it });
 
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 

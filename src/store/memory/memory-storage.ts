@@ -123,8 +123,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): MemoryStorage
       return blob === undefined ? null : Uint8Array.from(blob.bytes);
     },
 
-    async hasBlobs(_key, hashes) {
-      return new Set(hashes.filter((hash) => blobs.has(hash)));
+    async hasBlobs(key, hashes) {
+      // Held by this key, not merely stored: another session's blob goes when that session is deleted.
+      const held = holdings.get(keyString(key));
+      return new Set(hashes.filter((hash) => held?.has(hash) === true && blobs.has(hash)));
     },
 
     async listProjects() {

@@ -272,6 +272,9 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
 
     async hasBlobs(key, hashes) {
       const present = await local.hasBlobs(key, hashes);
+      // A caller told "held" stores nothing more (relocation), and another machine reads the session from
+      // the remote: what the local store holds under the key is copied there too, if it is not yet.
+      if (present.size > 0) sessionFor(key).replicator.hold([...present]);
       const missing = hashes.filter((hash) => !present.has(hash));
       if (missing.length > 0) for (const hash of await remote.hasBlobs(key, missing)) present.add(hash);
       return present;

@@ -83,6 +83,14 @@ export class SessionReplicator {
     this.start();
   }
 
+  /** Blobs the local store holds under the key, which the remote must hold too; those it has are not sent again. */
+  hold(hashes: readonly string[]): void {
+    if (this.stopped || hashes.length === 0) return;
+    this.version += 1;
+    for (const hash of hashes) if (!this.pendingBlobs.has(hash)) this.pendingBlobs.set(hash, this.version);
+    this.start();
+  }
+
   /** Tells a comparison made elsewhere whether the remote may have changed since it began. */
   get generation(): number {
     return this.changes;

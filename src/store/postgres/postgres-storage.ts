@@ -198,10 +198,15 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
       });
     },
 
-    async hasBlobs(_key, hashes) {
+    async hasBlobs(key, hashes) {
       if (hashes.length === 0) return new Set<string>();
-      return run('look up backups', async (client) => {
-        const result = await client.query<{ hash: string }>(`SELECT hash FROM ${tables.blobs} WHERE hash = ANY($1::text[])`, [[...hashes]]);
+      return run(`look up backups of session ${key.sessionId}`, async (client) => {
+        // Held by this session, not merely stored: another session's blob goes when that session is deleted.
+        const result = await client.query<{ hash: string }>(
+          `SELECT held.hash FROM ${tables.sessionBlobs} held JOIN ${tables.blobs} b ON b.hash = held.hash
+           WHERE held.project_key = $1 AND held.session_id = $2 AND held.hash = ANY($3::text[])`,
+          [key.projectKey, key.sessionId, [...hashes]],
+        );
         return new Set(result.rows.map((row) => row.hash));
       });
     },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { asBuffer, blobOf, newKey, type ConformanceContext } from './context.js';
+import { asBuffer, blobOf, newKey, newProjectKey, type ConformanceContext } from './context.js';
 
 /** Every byte value, a zero run and a tail: catches text encodings and truncation at NUL. */
 function binaryBytes(length: number): Buffer {
@@ -77,6 +77,39 @@ export function blobCases({ it, withStorage, reopen }: ConformanceContext): void
       await storage.delete(doomed);
       assert.deepEqual(asBuffer(await storage.getBlob(kept, shared.hash)), shared.bytes);
       assert.deepEqual(await storage.hasBlobs(kept, [shared.hash]), new Set([shared.hash]));
+    }));
+
+  it('a session copied to another key the way relocation does it keeps every blob readable there once the old key is deleted', () =>
+    withStorage(async (storage) => {
+      // Relocation keeps the session id and changes the project key; it stores again only what
+      // hasBlobs(newKey) does not report, so a blob reported there must outlive the old key.
+      const oldKey = newKey();
+      const movedKey = { projectKey: newProjectKey(), sessionId: oldKey.sessionId };
+      const blobs = [blobOf(`small ${oldKey.sessionId}`), blobOf(binaryBytes(70_000)), blobOf(Buffer.alloc(1024 * 1024 + 5, oldKey.sessionId))];
+      const hashes = blobs.map((blob) => blob.hash);
+      await storage.append(oldKey, [{ type: 'names-blobs', hashes }], blobs);
+
+      const held = await storage.hasBlobs(movedKey, hashes);
+      for (const hash of hashes) {
+        if (held.has(hash)) continue;
+        const bytes = await storage.getBlob(oldKey, hash);
+        assert.ok(bytes !== null, `blob ${hash} reads under the old key`);
+        await storage.putBlobs(movedKey, [{ hash, bytes }]);
+      }
+      await storage.append(movedKey, (await storage.load(oldKey))!);
+      await storage.delete(oldKey);
+
+      for (const blob of blobs) assert.deepEqual(asBuffer(await storage.getBlob(movedKey, blob.hash)), asBuffer(blob.bytes), `blob ${blob.hash} under the new key`);
+      assert.deepEqual(await storage.hasBlobs(movedKey, hashes), new Set(hashes));
+      assert.deepEqual(await storage.load(movedKey), [{ type: 'names-blobs', hashes }]);
+      if (reopen !== undefined) {
+        const other = await reopen(storage);
+        try {
+          for (const blob of blobs) assert.deepEqual(asBuffer(await other.getBlob(movedKey, blob.hash)), asBuffer(blob.bytes), `reopened: blob ${blob.hash} under the new key`);
+        } finally {
+          await other.close?.();
+        }
+      }
     }));
 
   it('expectReads(key, hashes), a hint, leaves every blob readable with its exact bytes, stored in bulk or not', () =>
