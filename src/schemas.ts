@@ -55,6 +55,8 @@ export const sessionStartRecordSchema = z.object({
   createdAt: isoTime,
   /** Set when the session was forked from another one. */
   forkedFrom: z.object({ sessionId: z.string(), messageId: z.string() }).optional(),
+  /** The machine that started the session (absent in logs written before machines were recorded). */
+  host: z.string().optional(),
 });
 
 /**
@@ -169,6 +171,13 @@ export const projectMovedRecordSchema = z.object({
   from: z.string(),
   to: z.string(),
   at: isoTime,
+  /** The machine that followed the move; from here on the session is its own. */
+  host: z.string().optional(),
+  /**
+   * The session was another machine's: it was copied here, and the original
+   * stays under `from` for that machine (a move deletes it).
+   */
+  copy: z.literal(true).optional(),
 });
 
 /**

@@ -31,6 +31,7 @@ function projectPathOf(records: readonly LogRecord[]): string | undefined {
 export async function findSession(storeDir: string, sessionId: string): Promise<FoundSession> {
   assertUuid(sessionId, 'session id');
   const storage = filesystemStorage({ directory: storeDir });
+  let missingCwd: string | undefined;
   try {
     for (const projectKey of await storage.listProjects().catch(asStoreError(`list the projects in the store ${storeDir}`))) {
       const sessions = await storage.listSessions(projectKey).catch(asStoreError(`list the sessions in the store ${storeDir}`));
@@ -38,17 +39,19 @@ export async function findSession(storeDir: string, sessionId: string): Promise<
       const loaded = await new SessionLog(storage, { projectKey, sessionId }).load();
       const cwd = projectPathOf(loaded?.records ?? []);
       if (cwd === undefined) continue;
-      if (!fs.existsSync(cwd)) {
-        throw new RewindableError(
-          RewindableErrorCode.CWD_NOT_FOUND,
-          `Session ${sessionId} belongs to the project ${cwd}, which no longer exists. Restore that directory, ` +
-            'or if the project moved, resume the session once from its new directory (which moves it there).',
-        );
-      }
-      return { sessionId, cwd };
+      // A session copied to a moved project (another machine's original stays) is stored twice: take the one that is here.
+      if (fs.existsSync(cwd)) return { sessionId, cwd };
+      missingCwd ??= cwd;
     }
   } finally {
     await storage.close();
+  }
+  if (missingCwd !== undefined) {
+    throw new RewindableError(
+      RewindableErrorCode.CWD_NOT_FOUND,
+      `Session ${sessionId} belongs to the project ${missingCwd}, which no longer exists. Restore that directory, ` +
+        'or if the project moved, resume the session once from its new directory (which moves it there).',
+    );
   }
   throw new RewindableError(
     RewindableErrorCode.SESSION_NOT_FOUND,

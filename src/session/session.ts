@@ -10,6 +10,7 @@ import { BlobBatch } from '../store/blob-batch.js';
 import { blobsNamedBy, SessionLog, type BlobRead } from '../store/session-log.js';
 import type { BlobWrite, StorageAdapter, StorageLock } from '../store/storage-adapter.js';
 import { now } from './clock.js';
+import { thisHost } from './host.js';
 import { observePath, type ObservedPath } from './observe-path.js';
 import { relocateSession } from './relocate-session.js';
 import { sameState, SessionState, type SessionConfinement, type TrackedPath } from './session-state.js';
@@ -137,6 +138,7 @@ export class Session {
             sessionId: this.sessionId,
             cwd: this.root,
             createdAt: now(),
+            host: thisHost(), // whose the session is, when a store is shared by machines (relocate-session.ts)
             ...(this.forkedFrom !== undefined ? { forkedFrom: this.forkedFrom } : {}),
           },
           ...records,

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CheckpointManager } from '../../src/index.js';
 import { newId, tempProject } from '../helpers/temp-project.js';
 import { checkpointsOutputSchema, errorOutputSchema, sessionsOutputSchema } from '../../src/cli/output-schemas.js';
 import { buildCli, escapeCode, runCli, type BuiltCli } from './helpers/built-cli.js';
@@ -117,6 +118,28 @@ describe('rewindable checkpoints', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('error: "not-a-uuid" is not a valid session id: expected a UUID');
+  });
+
+  it('finds a session that a move copied from another machine by the copy whose directory is here', async () => {
+    const previousHost = process.env.REWINDABLE_HOST;
+    process.env.REWINDABLE_HOST = 'machine-a';
+    try {
+      const { project, sessionId } = await scriptedSession();
+      const moved = `${project.root}-moved`;
+      fs.renameSync(project.root, moved);
+      process.env.REWINDABLE_HOST = 'machine-b';
+      const copy = await CheckpointManager.open({ cwd: moved, storeDir: project.store, resume: sessionId, durability: 'none' });
+      await copy.close();
+
+      const run = await runCli(cli, ['checkpoints', sessionId, '--store', project.store]);
+
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout.split('\n')[0]).toBe(`2 checkpoints in session ${sessionId} of ${moved}`);
+    } finally {
+      if (previousHost === undefined) delete process.env.REWINDABLE_HOST;
+      else process.env.REWINDABLE_HOST = previousHost;
+    }
   });
 
   it('fails with 1 when the session\'s project directory is gone', async () => {
