@@ -18,8 +18,12 @@ export interface PostgresServer {
   readonly connectionString: string;
   readonly port: number;
   readonly directory: string;
-  /** Stops the server (fast shutdown: open connections are cut), keeping its data. */
-  stop(): Promise<void>;
+  /**
+   * Stops the server, keeping its data. `fast` (the default) cuts open
+   * connections and shuts down cleanly; `immediate` kills every server
+   * process at once, as a crash would (the next start recovers from the WAL).
+   */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Starts it again on the same port, with the same data. */
   start(): Promise<void>;
   /** Stops the server and deletes the cluster. */
@@ -70,9 +74,9 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       running = true;
       liveServers.add(entry);
     },
-    async stop() {
+    async stop(mode = 'fast') {
       if (!running) return;
-      await run.command('pg_ctl', ['stop', '-D', dataDirectory, '-m', 'fast', '-w', '-t', '60'], directory, logFile);
+      await run.command('pg_ctl', ['stop', '-D', dataDirectory, '-m', mode, '-w', '-t', '60'], directory, logFile);
       running = false;
       liveServers.delete(entry);
     },

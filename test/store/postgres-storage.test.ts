@@ -4,11 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, type StorageLock } from '../../src/index.js';
+import { CheckpointManager, cleanup, encodeProjectKey, type StorageLock } from '../../src/index.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
 import { runStorageConformance } from '../../src/testing/index.js';
 import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { tempProject } from '../helpers/temp-project.js';
+import { startSessionProcess } from './helpers/session-process.js';
 import { startLossyProxy } from './helpers/tcp-proxy.js';
 
 let server: PostgresServer;
@@ -16,6 +17,7 @@ let admin: pg.Pool;
 beforeAll(async () => {
   server = await startPostgres({ settings: fastTestSettings });
   admin = new pg.Pool({ connectionString: server.connectionString });
+  admin.on('error', () => {}); // idle connections are cut when a test restarts the server
 });
 afterAll(async () => {
   await admin?.end();
@@ -29,6 +31,17 @@ runStorageConformance({
   describe,
   it,
 });
+
+/**
+ * Kills the server as a crash would (`pg_ctl stop -m immediate`) and starts it
+ * again. A CHECKPOINT first: the fast test settings acknowledge a commit
+ * before its WAL is written, and the crash would take the latest ones along.
+ */
+async function crashAndRestart(): Promise<void> {
+  await admin.query('CHECKPOINT');
+  await server.stop('immediate');
+  await server.start();
+}
 
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const newKey = () => ({ projectKey: '-srv-project', sessionId: randomUUID() });
@@ -44,7 +57,7 @@ describe('postgresStorage', () => {
     await storage.append(key, [{ type: 'a' }, { type: 'b' }], [{ hash: sha(bytes), bytes }]);
     await storage.append(key, [{ type: 'c' }]);
     const tables = await admin.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
-    expect(tables.rows.map((row) => row.table_name)).toEqual(['rw_blobs', 'rw_entries', 'rw_meta', 'rw_session_blobs', 'rw_sessions']);
+    expect(tables.rows.map((row) => row.table_name)).toEqual(['rw_blobs', 'rw_entries', 'rw_meta', 'rw_session_blobs', 'rw_session_writers', 'rw_sessions']);
     const entries = await admin.query(`SELECT sequence::int, entry FROM "${schema}".rw_entries WHERE session_id = $1 ORDER BY sequence`, [key.sessionId]);
     expect(entries.rows).toEqual([
       { sequence: 0, entry: { type: 'a' } },
@@ -127,6 +140,98 @@ describe('postgresStorage', () => {
       await lock!.release();
     } finally {
       holder.kill('SIGKILL');
+      await storage.close();
+    }
+  });
+
+  it('an older table layout (version 1, without the writers table) is brought up to date on first use', async () => {
+    const schema = `upgrade_${randomUUID().slice(0, 8)}`;
+    const first = postgresStorage({ connection: server.connectionString, schema });
+    const key = newKey();
+    await first.append(key, [{ type: 'written by an older release' }]);
+    await first.close();
+    await admin.query(`DROP TABLE "${schema}".rewindable_session_writers`);
+    await admin.query(`UPDATE "${schema}".rewindable_meta SET value = '1' WHERE name = 'schemaVersion'`);
+
+    const storage = postgresStorage({ connection: server.connectionString, schema });
+    const lock = await storage.lock(key);
+    await storage.append(key, [{ type: 'written under a lock' }]);
+    await lock.release();
+    expect(await storage.load(key)).toEqual([{ type: 'written by an older release' }, { type: 'written under a lock' }]);
+    expect((await admin.query(`SELECT value FROM "${schema}".rewindable_meta WHERE name = 'schemaVersion'`)).rows).toEqual([{ value: '2' }]);
+    await storage.close();
+  });
+
+  it('a lock lost in a server restart is taken again before the next append: the holder goes on, and a second process gets SESSION_LOCKED', async () => {
+    const project = tempProject();
+    project.write('notes.txt', 'ORIGINAL\n');
+    const holder = startSessionProcess({ cwd: project.root, storage: { kind: 'postgres', connection: server.connectionString } });
+    const second = startSessionProcess({ cwd: project.root, storage: { kind: 'postgres', connection: server.connectionString } });
+    try {
+      const { opened: sessionId } = (await holder.send({ do: 'open' })) as { opened: string };
+      const first = randomUUID();
+      expect(await holder.send({ do: 'checkpoint', id: first })).toEqual({ checkpoint: first });
+      await crashAndRestart();
+
+      expect(await holder.send({ do: 'edit', path: 'notes.txt', content: 'EDITED\n' })).toEqual({ edited: 'notes.txt' });
+      expect(await second.send({ do: 'open', resume: sessionId })).toMatchObject({ error: { code: 'SESSION_LOCKED' } });
+      expect(await holder.send({ do: 'rewind', id: first })).toMatchObject({ rewind: { canRewind: true } });
+      expect(project.read('notes.txt').toString()).toBe('ORIGINAL\n');
+      expect(await holder.send({ do: 'close' })).toEqual({ closed: true });
+    } finally {
+      await holder.end();
+      await second.end();
+    }
+  });
+
+  it('a server restart under a live session: of its holder and a second process resuming it, exactly one writes on, the other gets SESSION_LOCKED before writing anything, and the first checkpoint restores the original bytes', async () => {
+    const project = tempProject();
+    project.write('shared.txt', 'ORIGINAL\n');
+    const storageOption = { kind: 'postgres', connection: server.connectionString } as const;
+    const processA = startSessionProcess({ cwd: project.root, storage: storageOption });
+    const processB = startSessionProcess({ cwd: project.root, storage: storageOption });
+    const first = randomUUID();
+    const second = randomUUID();
+    let sessionId: string;
+    try {
+      sessionId = ((await processA.send({ do: 'open' })) as { opened: string }).opened;
+      await processA.send({ do: 'checkpoint', id: first });
+      await crashAndRestart(); // A's lock goes with its connection; A is not told
+      const resumed = await processB.send({ do: 'open', resume: sessionId });
+
+      // Both now take the same turn: back up shared.txt and change it, then the next checkpoint.
+      const answers = { A: [] as Array<Record<string, unknown>>, B: [] as Array<Record<string, unknown>> };
+      answers.B.push(resumed);
+      answers.A.push(await processA.send({ do: 'edit', path: 'shared.txt', content: 'A EDIT\n' }));
+      const afterA = project.read('shared.txt').toString();
+      answers.B.push(await processB.send({ do: 'edit', path: 'shared.txt', content: 'B EDIT\n' }));
+      answers.A.push(await processA.send({ do: 'checkpoint', id: second }));
+      answers.B.push(await processB.send({ do: 'checkpoint', id: second }));
+      const refused = Object.entries(answers).filter(([, list]) => list.some((answer) => 'error' in answer));
+      expect(refused.map(([name]) => name)).toHaveLength(1);
+      const [loser, losersAnswers] = refused[0]!;
+      expect(losersAnswers.find((answer) => 'error' in answer)).toMatchObject({ error: { code: 'SESSION_LOCKED' } });
+      expect(losersAnswers.every((answer) => 'error' in answer)).toBe(true); // refused from its first write on
+      expect(loser).toBe('A'); // B resumed before A wrote again: A's lock was gone, and A cannot take it back
+      expect(afterA).toBe('ORIGINAL\n'); // refused before writing anything
+      expect(project.read('shared.txt').toString()).toBe('B EDIT\n');
+      await processA.send({ do: 'close' });
+      await processB.send({ do: 'close' });
+    } finally {
+      await processA.end();
+      await processB.end();
+    }
+
+    const storage = postgresStorage({ connection: server.connectionString });
+    const reopened = await CheckpointManager.open({ cwd: project.root, storage, resume: sessionId, durability: 'none' });
+    try {
+      expect((await reopened.listCheckpoints()).map((checkpoint) => checkpoint.id)).toEqual([first, second]);
+      const entries = (await storage.load({ projectKey: encodeProjectKey(project.root), sessionId }))!;
+      expect(entries.filter((entry) => entry.type === 'checkpoint' && entry.id === second)).toHaveLength(1); // never accepted twice
+      expect(await reopened.rewindFiles(first)).toMatchObject({ canRewind: true, skippedLinks: 0 });
+      expect(project.read('shared.txt').toString()).toBe('ORIGINAL\n');
+    } finally {
+      await reopened.close();
       await storage.close();
     }
   });

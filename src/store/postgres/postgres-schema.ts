@@ -1,8 +1,12 @@
 import type { PoolClient } from 'pg';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 
-/** The version of the table layout below; stored in the meta table so a later release can migrate. */
-export const schemaVersion = 1;
+/**
+ * The version of the table layout below; stored in the meta table so a later
+ * release can migrate. 2 added the writers table: a release that knows only 1
+ * refuses the tables rather than write without the writer check.
+ */
+export const schemaVersion = 2;
 
 /** Quoted, optionally schema-qualified names of the adapter's tables. */
 export interface PostgresTables {
@@ -13,6 +17,7 @@ export interface PostgresTables {
   readonly entries: string;
   readonly blobs: string;
   readonly sessionBlobs: string;
+  readonly writers: string;
 }
 
 const identifierPattern = /^[a-z_][a-z0-9_]*$/;
@@ -36,6 +41,7 @@ export function postgresTables(schema: string | undefined, prefix: string): Post
     entries: name('entries'),
     blobs: name('blobs'),
     sessionBlobs: name('session_blobs'),
+    writers: name('session_writers'),
   };
 }
 
@@ -48,6 +54,10 @@ export function postgresTables(schema: string | undefined, prefix: string): Post
  *   entries        the log: (session, sequence) -> entry, with the id of the append that wrote it
  *   blobs          content-addressed backups: hash -> bytea, shared by every session
  *   session_blobs  which session holds which blob (delete frees exactly the unshared ones)
+ *   session_writers  the token of the process that last took each session's lock (fences off a writer that lost it)
+ *
+ * Every statement is idempotent, so the same call creates a fresh layout and
+ * brings an older one up to date.
  */
 export async function createTables(client: PoolClient, tables: PostgresTables): Promise<void> {
   const { prefix } = tables;
@@ -91,9 +101,19 @@ export async function createTables(client: PoolClient, tables: PostgresTables): 
         PRIMARY KEY (project_key, session_id, hash)
       )`);
     await client.query(`CREATE INDEX IF NOT EXISTS "${prefix}session_blobs_hash" ON ${tables.sessionBlobs} (hash)`);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.writers} (
+        project_key text NOT NULL,
+        session_id text NOT NULL,
+        token uuid NOT NULL,
+        holder text NOT NULL,
+        taken_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (project_key, session_id)
+      )`);
     await client.query(`INSERT INTO ${tables.meta} (name, value) VALUES ('schemaVersion', $1) ON CONFLICT (name) DO NOTHING`, [String(schemaVersion)]);
     const stored = await client.query<{ value: string }>(`SELECT value FROM ${tables.meta} WHERE name = 'schemaVersion'`);
     const version = Number(stored.rows[0]?.value);
+    if (version < schemaVersion) await client.query(`UPDATE ${tables.meta} SET value = $1 WHERE name = 'schemaVersion'`, [String(schemaVersion)]);
     if (version > schemaVersion) {
       throw new RewindableError(
         RewindableErrorCode.STORE_IO,

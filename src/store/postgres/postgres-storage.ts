@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
-import type { StorageAdapter, StorageLock, StoreEntry, StoredSessionInfo } from '../storage-adapter.js';
+import type { SessionKey, StorageAdapter, StorageLock, StoreEntry, StoredSessionInfo } from '../storage-adapter.js';
 import { storeBlobs } from './postgres-blobs.js';
 import { borrowOrCreatePool } from './postgres-connection.js';
-import { acquireAdvisoryLock } from './postgres-lock.js';
+import { acquireWriterLock, assertWriter, type WriterLock } from './postgres-lock.js';
 import { withRetry, type RetryPolicy } from './postgres-retry.js';
 import { createTables, postgresTables } from './postgres-schema.js';
 
@@ -70,7 +70,9 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
   const policy: RetryPolicy = { retries: options.retries ?? 2, firstDelayMs: options.retryDelayMs ?? 100 };
   const lockOptions = { keepAliveSeconds: options.lockKeepAliveSeconds ?? 10, namespace: `${tables.schema ?? ''}.${tables.prefix}` };
   const connection = borrowOrCreatePool(options.connection);
-  const heldLocks = new Set<PoolClient>();
+  /** The locks this adapter holds, by session: their writes are fenced with the lock's token. */
+  const writers = new Map<string, WriterLock>();
+  const keyString = (key: SessionKey) => JSON.stringify([key.projectKey, key.sessionId]);
   let tablesReady: Promise<void> | undefined;
 
   async function ready(): Promise<Pool> {
@@ -87,6 +89,17 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
   const run = <T>(action: string, operation: (client: PoolClient) => Promise<T>) =>
     withRetry(policy, action, async () => withClient(await ready(), operation));
 
+  /**
+   * The lock this adapter holds on the session, made sure of before a write:
+   * one lost with its connection is taken again first. Undefined when the
+   * session is written without a lock (nothing to fence).
+   */
+  async function heldWriter(key: SessionKey): Promise<WriterLock | undefined> {
+    const writer = writers.get(keyString(key));
+    if (writer !== undefined) await withRetry(policy, `take the lock of session ${key.sessionId} again`, () => writer.ensureHeld());
+    return writer;
+  }
+
   return {
     specificationVersion: 'v1',
 
@@ -100,6 +113,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
       const json = JSON.stringify(entries);
       // One id per call, kept across retries: the server applies a batch id at most once per session.
       const batchId = randomUUID();
+      const writer = await heldWriter(key);
       await run(`append to session ${key.sessionId}`, (client) =>
         inTransaction(client, async () => {
           // Creating or updating the session row locks it, so appends to one session take sequence numbers in turn.
@@ -117,6 +131,8 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
             batchId,
           ]);
           if (applied.rowCount !== 0) return 'already applied';
+          // A writer that lost its lock to another one writes nothing (an append it made before is kept, above).
+          if (writer !== undefined) await assertWriter(client, tables, key, writer.token);
           // Blobs first (same transaction): an entry is never visible without the backups it names.
           await storeBlobs(client, tables, key, blobs, true);
           await client.query(
@@ -162,8 +178,10 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     },
 
     async delete(key) {
+      const writer = await heldWriter(key);
       await run(`delete session ${key.sessionId}`, (client) =>
         inTransaction(client, async () => {
+          if (writer !== undefined) await assertWriter(client, tables, key, writer.token);
           const held = await client.query<{ hash: string }>(
             `DELETE FROM ${tables.sessionBlobs} WHERE project_key = $1 AND session_id = $2 RETURNING hash`,
             [key.projectKey, key.sessionId],
@@ -235,12 +253,18 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
 
     async lock(key): Promise<StorageLock> {
       const pool = await ready();
-      return withRetry(policy, `lock session ${key.sessionId}`, () => acquireAdvisoryLock(pool, key, lockOptions, heldLocks));
+      const id = keyString(key);
+      const forget = (released: WriterLock) => {
+        if (writers.get(id) === released) writers.delete(id);
+      };
+      const lock = await withRetry(policy, `lock session ${key.sessionId}`, () => acquireWriterLock(pool, tables, key, lockOptions, forget));
+      writers.set(id, lock);
+      return lock;
     },
 
     async close() {
-      for (const client of heldLocks) client.release(true);
-      heldLocks.clear();
+      for (const writer of writers.values()) writer.discard();
+      writers.clear();
       await connection.end();
     },
   };
