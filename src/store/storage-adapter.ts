@@ -138,7 +138,11 @@ export interface StorageAdapter {
   collectGarbage?(referenced: ReadonlySet<string>, options: { graceMs: number }): Promise<{ blobsRemoved: number; bytesFreed: number }>;
   /**
    * Exclusive write access to one session. Rejects with a `SESSION_LOCKED`
-   * `RewindableError` while another live process holds it.
+   * `RewindableError` while another live process holds it. An adapter whose
+   * lock can be lost while held (with a connection) fences its own writes:
+   * an append or delete under a lock it no longer holds takes it again first,
+   * and rejects with `SESSION_LOCKED`, writing nothing, when another holder
+   * took the session meanwhile.
    */
   lock?(key: SessionKey): Promise<StorageLock>;
   /** Releases open handles. */

@@ -97,6 +97,17 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   return server;
 }
 
+/**
+ * Kills the server as a crash would (`pg_ctl stop -m immediate`) and starts it
+ * again. A CHECKPOINT first: `fastTestSettings` acknowledge a commit before its
+ * WAL is written, and the crash would take the latest ones along.
+ */
+export async function crashAndRestart(server: PostgresServer, admin: { query(sql: string): Promise<unknown> }): Promise<void> {
+  await admin.query('CHECKPOINT');
+  await server.stop('immediate');
+  await server.start();
+}
+
 interface Binaries {
   directory: string;
 }

@@ -4,14 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeProjectKey, filesystemStorage, type StorageAdapter } from '../../src/index.js';
+import { CheckpointManager, encodeProjectKey, filesystemStorage, type StorageAdapter } from '../../src/index.js';
 import { blobsNamedByEntries } from '../../src/store/mirror/log-comparison.js';
 import { MirrorFlushError, mirroredStorage, type MirroredStorage } from '../../src/store/mirror/mirrored-storage.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
 import { runStorageConformance } from '../../src/testing/index.js';
-import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { crashAndRestart, fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { snapshotTree, tempProject } from '../helpers/temp-project.js';
 import { runMirrorWorker } from './helpers/run-mirror-worker.js';
+import { startSessionProcess, type SessionProcess } from './helpers/session-process.js';
 
 let server: PostgresServer;
 let admin: pg.Pool;
@@ -61,6 +62,70 @@ async function expectRemoteEqualsLocal(storage: MirroredStorage, key: { projectK
   expect(blobsNamedByEntries(localEntries).length).toBeGreaterThan(0);
   for (const hash of blobsNamedByEntries(localEntries)) expect(sha((await storage.remote.getBlob(key, hash))!)).toBe(hash);
   return localEntries;
+}
+
+
+/**
+ * Two machines on one session through their own mirrors (each its own local
+ * store, one database): the first lost its hold on the remote copy, the second
+ * resumed it there. What must hold: nothing more of the first machine's copy is
+ * written into the remote session, the first is told with SESSION_LOCKED
+ * (its flush, then its next write, which writes nothing), the second goes on,
+ * and a third machine rewinds the remote copy to the original bytes.
+ */
+async function secondMachineTakesOver(loseTheRemote: (machineA: SessionProcess, sessionId: string) => Promise<void>) {
+  const project = tempProject();
+  project.write('shared.txt', 'ORIGINAL\n');
+  const machine = (name: string) =>
+    startSessionProcess({ cwd: project.root, storage: { kind: 'mirror', connection: server.connectionString, localDirectory: path.join(project.outside, `store-of-${name}`) } });
+  const machineA = machine('a');
+  const machineB = machine('b');
+  const first = randomUUID();
+  const second = randomUUID();
+  let sessionId: string;
+  try {
+    sessionId = ((await machineA.send({ do: 'open' })) as { opened: string }).opened;
+    expect(await machineA.send({ do: 'checkpoint', id: first })).toEqual({ checkpoint: first });
+    expect(await machineA.send({ do: 'flush' })).toEqual({ flushed: true });
+    await loseTheRemote(machineA, sessionId);
+    expect(await machineB.send({ do: 'open', resume: sessionId })).toEqual({ opened: sessionId });
+
+    // Local first: A's next write lands in its own store, and goes no further.
+    expect(await machineA.send({ do: 'edit', path: 'only-on-a.txt', content: 'A EDIT\n' })).toEqual({ edited: 'only-on-a.txt' });
+    expect(await machineA.send({ do: 'flush' })).toMatchObject({ error: { code: 'SESSION_LOCKED' } });
+    expect(await machineA.send({ do: 'edit', path: 'shared.txt', content: 'A EDIT\n' })).toMatchObject({ error: { code: 'SESSION_LOCKED' } });
+    expect(project.read('shared.txt').toString()).toBe('ORIGINAL\n');
+
+    expect(await machineB.send({ do: 'edit', path: 'shared.txt', content: 'B EDIT\n' })).toEqual({ edited: 'shared.txt' });
+    expect(await machineB.send({ do: 'checkpoint', id: second })).toEqual({ checkpoint: second });
+    expect(await machineB.send({ do: 'flush' })).toEqual({ flushed: true });
+    expect(await machineB.send({ do: 'close' })).toEqual({ closed: true });
+  } finally {
+    await machineA.end();
+    await machineB.end();
+  }
+
+  const key = { projectKey: encodeProjectKey(project.root), sessionId };
+  const tracked = (entries: Array<{ type: string; path?: unknown }> | null) => (entries ?? []).filter((entry) => entry.type === 'track').map((entry) => entry.path);
+  const remote = postgresStorage({ connection: server.connectionString });
+  const localOfA = filesystemStorage({ directory: path.join(project.outside, 'store-of-a') });
+  try {
+    expect(tracked(await remote.load(key))).toEqual(['shared.txt']); // B's backup only
+    expect(tracked(await localOfA.load(key))).toEqual(['only-on-a.txt']); // kept where it was written
+  } finally {
+    await remote.close();
+    await localOfA.close();
+  }
+  const thirdMachine = mirroredStorage({ local: filesystemStorage({ directory: path.join(project.outside, 'store-of-c'), durability: 'none' }), remote: postgresStorage({ connection: server.connectionString }) });
+  const resumed = await CheckpointManager.open({ cwd: project.root, storage: thirdMachine, resume: sessionId, durability: 'none' });
+  try {
+    expect((await resumed.listCheckpoints()).map((checkpoint) => checkpoint.id)).toEqual([first, second]);
+    expect(await resumed.rewindFiles(first)).toMatchObject({ canRewind: true, skippedLinks: 0 });
+    expect(project.read('shared.txt').toString()).toBe('ORIGINAL\n');
+  } finally {
+    await resumed.close();
+    await thirdMachine.close();
+  }
 }
 
 describe('mirroredStorage over PostgreSQL', () => {
@@ -198,5 +263,17 @@ describe('mirroredStorage over PostgreSQL', () => {
     } finally {
       fs.rmSync(base, { recursive: true, force: true });
     }
+  });
+  it('a remote lock lost in a server restart: another machine resuming the session there gets it, and the first machine never writes into it again', async () => {
+    await secondMachineTakesOver(() => crashAndRestart(server, admin));
+  });
+
+  it('a remote lock skipped at open (the database was down) is taken before entries are copied: a session another machine holds there meanwhile is never written into', async () => {
+    await secondMachineTakesOver(async (machineA, sessionId) => {
+      expect(await machineA.send({ do: 'close' })).toEqual({ closed: true });
+      await server.stop();
+      expect(await machineA.send({ do: 'open', resume: sessionId })).toEqual({ opened: sessionId }); // from its local copy
+      await server.start();
+    });
   });
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointManager, cleanup, encodeProjectKey, type StorageLock } from '../../src/index.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
 import { runStorageConformance } from '../../src/testing/index.js';
-import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { crashAndRestart, fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { tempProject } from '../helpers/temp-project.js';
 import { startSessionProcess } from './helpers/session-process.js';
 import { startLossyProxy } from './helpers/tcp-proxy.js';
@@ -31,17 +31,6 @@ runStorageConformance({
   describe,
   it,
 });
-
-/**
- * Kills the server as a crash would (`pg_ctl stop -m immediate`) and starts it
- * again. A CHECKPOINT first: the fast test settings acknowledge a commit
- * before its WAL is written, and the crash would take the latest ones along.
- */
-async function crashAndRestart(): Promise<void> {
-  await admin.query('CHECKPOINT');
-  await server.stop('immediate');
-  await server.start();
-}
 
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const newKey = () => ({ projectKey: '-srv-project', sessionId: randomUUID() });
@@ -171,7 +160,7 @@ describe('postgresStorage', () => {
       const { opened: sessionId } = (await holder.send({ do: 'open' })) as { opened: string };
       const first = randomUUID();
       expect(await holder.send({ do: 'checkpoint', id: first })).toEqual({ checkpoint: first });
-      await crashAndRestart();
+      await crashAndRestart(server, admin);
 
       expect(await holder.send({ do: 'edit', path: 'notes.txt', content: 'EDITED\n' })).toEqual({ edited: 'notes.txt' });
       expect(await second.send({ do: 'open', resume: sessionId })).toMatchObject({ error: { code: 'SESSION_LOCKED' } });
@@ -196,7 +185,7 @@ describe('postgresStorage', () => {
     try {
       sessionId = ((await processA.send({ do: 'open' })) as { opened: string }).opened;
       await processA.send({ do: 'checkpoint', id: first });
-      await crashAndRestart(); // A's lock goes with its connection; A is not told
+      await crashAndRestart(server, admin); // A's lock goes with its connection; A is not told
       const resumed = await processB.send({ do: 'open', resume: sessionId });
 
       // Both now take the same turn: back up shared.txt and change it, then the next checkpoint.

@@ -38,6 +38,21 @@ export function divergedError(key: SessionKey, at: number): RewindableError {
   );
 }
 
+/**
+ * Another process holds the session on the remote (it resumed it there while
+ * this machine could not reach the remote, or after this machine's remote lock
+ * was lost). Its copy is that process's now: this machine's entries since stay
+ * in the local store only, and the session takes no more writes here.
+ */
+export function remoteHeldError(key: SessionKey, cause: unknown): RewindableError {
+  return new RewindableError(
+    RewindableErrorCode.SESSION_LOCKED,
+    `Session ${key.sessionId} is held on the remote store by another process (on this or another machine), so nothing more of it is copied there ` +
+      'and it takes no more writes here; what was written here since is kept in the local store. Close the session, and reopen it once the other process is done.',
+    { cause, details: { sessionId: key.sessionId, projectKey: key.projectKey, reason: 'remote-held' } },
+  );
+}
+
 export function remoteUnreadable(key: SessionKey, cause: unknown): RewindableError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new RewindableError(

@@ -4,7 +4,7 @@ import { sha256 } from '../session-log.js';
 import type { SessionKey, StorageAdapter, StoreEntry, StoredSessionInfo } from '../storage-adapter.js';
 import { compareLogs } from './log-comparison.js';
 import { divergedError, flushTimeoutError, remoteUnreadable } from './mirror-errors.js';
-import { lockBoth } from './mirror-lock.js';
+import { lockBoth, RemoteLock } from './mirror-lock.js';
 import type { RetrySettings } from './retry-delay.js';
 import { SessionReplicator, type ReplicatorEvent, type ReplicatorStatus } from './session-replicator.js';
 
@@ -38,7 +38,9 @@ export interface MirroredStorageOptions {
   /**
    * Take the remote's lock too (when it has one), so two machines cannot
    * write one session. When the remote cannot be reached, the local lock
-   * alone is taken and the session opens anyway.
+   * alone is taken and the session opens anyway; the remote's is taken
+   * before any entry is copied there. With `false`, entries are copied
+   * without it.
    * @default true
    */
   lockRemote?: boolean;
@@ -81,6 +83,8 @@ interface MirroredSession {
   queue: SerialQueue;
   /** Replaced when the session is deleted, so writes queued behind the delete start a fresh copy. */
   replicator: SessionReplicator;
+  /** Held while entries are copied to the remote (and while a manager has the session open). */
+  remoteLock: RemoteLock;
   /** Local and remote logs were compared in this process (or the remote could not be reached to do it). */
   compared: boolean;
   /** The remote holds entries the local copy lacks; they are copied down before the first local write. */
@@ -118,6 +122,7 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
   };
   const flushTimeoutMs = options.flushTimeoutMs ?? 30_000;
   const sessions = new Map<string, MirroredSession>();
+  const lockedRemote = options.lockRemote === false ? undefined : remote;
   let closed = false;
 
   const emit = (event: MirrorEvent) => {
@@ -133,7 +138,8 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
     let session = sessions.get(id);
     if (session === undefined) {
       const queue = new SerialQueue();
-      session = { queue, replicator: new SessionReplicator(key, local, remote, queue, settings, emit), compared: false, behindRemote: false };
+      const remoteLock = new RemoteLock(key, lockedRemote);
+      session = { queue, remoteLock, replicator: new SessionReplicator(key, local, remote, queue, remoteLock, settings, emit), compared: false, behindRemote: false };
       sessions.set(id, session);
     }
     return session;
@@ -141,7 +147,7 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
 
   /** A fresh replicator for a session whose copies were just deleted; writes queued behind the delete use it. */
   function restartReplicator(key: SessionKey, session: MirroredSession): void {
-    session.replicator = new SessionReplicator(key, local, remote, session.queue, settings, emit);
+    session.replicator = new SessionReplicator(key, local, remote, session.queue, session.remoteLock, settings, emit);
     session.compared = false;
     session.behindRemote = false;
   }
@@ -199,6 +205,9 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
       assertOpen();
       const session = sessionFor(key);
       await session.queue.run(async () => {
+        // What this machine writes now could never reach the remote copy: the caller is told, rather than left to find out.
+        const heldElsewhere = session.replicator.heldElsewhere;
+        if (heldElsewhere !== undefined && entries.length > 0) throw heldElsewhere;
         if (entries.length > 0) await readyToWrite(key, session);
         await local.append(key, entries, blobs, appendOptions);
         session.replicator.accept(entries, blobs);
@@ -223,11 +232,17 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
     async delete(key) {
       const session = sessionFor(key);
       await session.queue.run(async () => {
+        // Never another process's session on the remote: under its lock there, or not at all.
+        await session.remoteLock.ensure();
         // No push may land after the remote copy is gone.
         await session.replicator.stop();
         restartReplicator(key, session);
-        await local.delete(key);
-        await remote.delete(key);
+        try {
+          await local.delete(key);
+          await remote.delete(key);
+        } finally {
+          await session.remoteLock.idle();
+        }
         session.replicator.compared([], 0, session.replicator.generation);
         session.compared = true;
       });
@@ -313,15 +328,27 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
       }
       closed = true;
       await Promise.all([...sessions.values()].map((session) => session.replicator.stop()));
+      await Promise.all([...sessions.values()].map((session) => session.remoteLock.releaseNow().catch(() => {})));
       await local.close?.();
       await remote.close?.();
       if (failure !== undefined) throw failure;
     },
   };
 
-  const lockedRemote = options.lockRemote === false ? undefined : remote;
   if (local.lock !== undefined || lockedRemote?.lock !== undefined) {
-    storage.lock = (key) => lockBoth(key, local, lockedRemote, (error) => emit({ type: 'remote-skip', operation: 'lock', key, error }));
+    storage.lock = async (key) => {
+      const session = sessionFor(key);
+      const copying = () => ['pushing', 'retrying'].includes(session.replicator.status().state);
+      const lock = await lockBoth(key, local, session.remoteLock, (error) => emit({ type: 'remote-skip', operation: 'lock', key, error }), copying);
+      if (session.replicator.heldElsewhere !== undefined) {
+        // Opened again: copying resumes under the lock, once the logs are compared afresh (a divergence shows then).
+        await session.queue.run(async () => {
+          await session.replicator.stop();
+          restartReplicator(key, session);
+        });
+      }
+      return lock;
+    };
   }
   if (local.listProjects !== undefined || remote.listProjects !== undefined) {
     storage.listProjects = async () => {

@@ -2,7 +2,9 @@ import type { SerialQueue } from '../../util/serial-queue.js';
 import { sha256 } from '../session-log.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StoreEntry } from '../storage-adapter.js';
 import { blobsNamedByEntries, compareLogs } from './log-comparison.js';
-import { divergedError } from './mirror-errors.js';
+import { RewindableError, RewindableErrorCode } from '../../errors.js';
+import { divergedError, remoteHeldError } from './mirror-errors.js';
+import type { RemoteLock } from './mirror-lock.js';
 import { retryDelay, type RetrySettings } from './retry-delay.js';
 
 export interface ReplicatorSettings {
@@ -15,12 +17,15 @@ export type ReplicatorEvent =
   | { type: 'mirror-push'; key: SessionKey; entries: number; blobs: number; bytes: number }
   | { type: 'mirror-retry'; key: SessionKey; attempt: number; delayMs: number; error: unknown }
   | { type: 'mirror-diverge'; key: SessionKey; error: Error }
+  /** Another process holds the session on the remote: nothing more of this machine's copy goes there. */
+  | { type: 'mirror-locked'; key: SessionKey; error: Error }
   | { type: 'blob-skip'; key: SessionKey; hash: string; reason: string };
 
 export interface ReplicatorStatus {
   key: SessionKey;
   /** `idle`: the remote holds everything accepted. */
-  state: 'idle' | 'pushing' | 'retrying' | 'diverged';
+  /** `locked`: another process holds the session on the remote, so nothing is copied there. */
+  state: 'idle' | 'pushing' | 'retrying' | 'diverged' | 'locked';
   pendingEntries: number;
   pendingBlobs: number;
   /** Failed attempts in a row. */
@@ -44,6 +49,10 @@ interface Versioned {
  * sends entries again it reads the remote log and compares it with the local
  * one. An append that was applied but never acknowledged is then seen as
  * applied, so nothing is sent twice, and nothing is skipped.
+ *
+ * Entries are sent only under the remote's lock on the session (`RemoteLock`),
+ * taken first if the mirror does not hold it. When another process holds it
+ * there, the replicator stops for good: that copy is someone else's now.
  */
 export class SessionReplicator {
   /** Entries the remote holds, or undefined when unknown (after a failure, or while the local copy is behind). */
@@ -55,6 +64,8 @@ export class SessionReplicator {
   private version = 0;
   private confirmed = 0;
   private failure: Error | undefined;
+  /** Set (and `failure` with it) when another process holds the session on the remote. */
+  private lockedOut: RewindableError | undefined;
   private attempts = 0;
   private lastError: unknown;
   private running: Promise<void> | undefined;
@@ -70,6 +81,7 @@ export class SessionReplicator {
     private readonly remote: StorageAdapter,
     /** Serializes the session's local writes with the replicator's reads of the local log. */
     private readonly localQueue: SerialQueue,
+    private readonly remoteLock: RemoteLock,
     private readonly settings: ReplicatorSettings,
     private readonly emit: (event: ReplicatorEvent) => void,
   ) {}
@@ -78,7 +90,8 @@ export class SessionReplicator {
   accept(entries: readonly StoreEntry[], blobs: readonly BlobWrite[]): void {
     if (this.stopped) return;
     this.version += 1;
-    for (const entry of entries) this.buffer.push({ entry, version: this.version });
+    // Copies: the caller may change its objects once the append returned, and the remote must not see that.
+    for (const entry of entries) this.buffer.push({ entry: structuredClone(entry), version: this.version });
     for (const blob of blobs) if (!this.pendingBlobs.has(blob.hash)) this.pendingBlobs.set(blob.hash, this.version);
     this.start();
   }
@@ -89,6 +102,11 @@ export class SessionReplicator {
     this.version += 1;
     for (const hash of hashes) if (!this.pendingBlobs.has(hash)) this.pendingBlobs.set(hash, this.version);
     this.start();
+  }
+
+  /** Why the session's entries can no longer go to the remote: another process holds the session there. */
+  get heldElsewhere(): RewindableError | undefined {
+    return this.lockedOut;
   }
 
   /** Tells a comparison made elsewhere whether the remote may have changed since it began. */
@@ -134,7 +152,7 @@ export class SessionReplicator {
     const pending = this.buffer.length > 0 || this.pendingBlobs.size > 0 || this.needsComparison;
     return {
       key: this.key,
-      state: this.failure !== undefined ? 'diverged' : this.attempts > 0 ? 'retrying' : pending ? 'pushing' : 'idle',
+      state: this.lockedOut !== undefined ? 'locked' : this.failure !== undefined ? 'diverged' : this.attempts > 0 ? 'retrying' : pending ? 'pushing' : 'idle',
       pendingEntries: this.buffer.length,
       pendingBlobs: this.pendingBlobs.size,
       attempts: this.attempts,
@@ -166,9 +184,11 @@ export class SessionReplicator {
         this.attempts = 0;
         this.lastError = undefined;
       } catch (error) {
+        if (isLocked(error)) this.failure = this.lockedOut = remoteHeldError(this.key, error);
         if (this.failure !== undefined) {
-          this.emit({ type: 'mirror-diverge', key: this.key, error: this.failure });
+          this.emit({ type: this.lockedOut !== undefined ? 'mirror-locked' : 'mirror-diverge', key: this.key, error: this.failure });
           for (const waiter of this.waiters.splice(0)) waiter.reject(this.failure);
+          await this.remoteLock.idle();
           return;
         }
         this.remoteLength = undefined;
@@ -179,6 +199,7 @@ export class SessionReplicator {
         await this.sleep(delayMs);
       }
     }
+    await this.remoteLock.idle();
   }
 
   private sleep(milliseconds: number): Promise<void> {
@@ -222,6 +243,7 @@ export class SessionReplicator {
       bytesSent += blob.bytes.length;
     }
     // The last group of blobs travels with the entries: one round trip, and never an entry without its blobs.
+    if (entries.length > 0) await this.remoteLock.ensure();
     if (entries.length > 0) await this.remote.append(this.key, entries.map((item) => item.entry), group);
     else if (group.length > 0) await this.remote.putBlobs(this.key, group);
 
@@ -290,4 +312,8 @@ export class SessionReplicator {
       }
     }
   }
+}
+
+function isLocked(error: unknown): boolean {
+  return RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_LOCKED;
 }

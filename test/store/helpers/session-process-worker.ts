@@ -56,8 +56,8 @@ async function carryOut(command: SessionProcessCommand): Promise<Record<string, 
       await (storage as ReturnType<typeof mirroredStorage>).flush({ timeoutMs: command.timeoutMs ?? 10_000 });
       return { flushed: true };
     case 'close':
+      // The session only: the store stays open for the next `open` (the process's exit ends its connections).
       await manager?.close();
-      await storage.close?.();
       return { closed: true };
   }
 }
