@@ -45,13 +45,14 @@ export class RemoteLock {
     if (this.openHere) {
       throw new RewindableError(RewindableErrorCode.SESSION_LOCKED, `Session ${this.key.sessionId} is locked: another manager on this mirrored storage has it open. Close that manager first.`);
     }
+    this.openHere = true;
     try {
       await this.ensure();
     } catch (error) {
-      if (RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_LOCKED) throw error;
-      onSkipped(error);
+      if (!(RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_LOCKED)) return onSkipped(error);
+      this.openHere = false;
+      throw error;
     }
-    this.openHere = true;
   }
 
   /** The manager closed the session: the lock goes now, or once nothing is left to copy (`busy`). */

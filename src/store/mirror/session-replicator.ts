@@ -1,8 +1,8 @@
+import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import type { SerialQueue } from '../../util/serial-queue.js';
 import { sha256 } from '../session-log.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StoreEntry } from '../storage-adapter.js';
 import { blobsNamedByEntries, compareLogs } from './log-comparison.js';
-import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { divergedError, remoteHeldError } from './mirror-errors.js';
 import type { RemoteLock } from './mirror-lock.js';
 import { retryDelay, type RetrySettings } from './retry-delay.js';
@@ -23,8 +23,7 @@ export type ReplicatorEvent =
 
 export interface ReplicatorStatus {
   key: SessionKey;
-  /** `idle`: the remote holds everything accepted. */
-  /** `locked`: another process holds the session on the remote, so nothing is copied there. */
+  /** `idle`: the remote holds everything accepted. `locked`: another process holds the session on the remote, so nothing is copied there. */
   state: 'idle' | 'pushing' | 'retrying' | 'diverged' | 'locked';
   pendingEntries: number;
   pendingBlobs: number;
