@@ -46,7 +46,15 @@ export async function recoverSession(session: Session): Promise<InterruptedRewin
 export async function recoverOtherSessions(own: Session, open: (sessionId: string) => Promise<Session>): Promise<InterruptedRewind[]> {
   const { storage, key } = own.log;
   const reports: InterruptedRewind[] = [];
-  for (const sessionId of await sessionsWithPendingRewinds(storage, key.projectKey)) {
+  let noted: string[];
+  try {
+    noted = await sessionsWithPendingRewinds(storage, key.projectKey);
+  } catch {
+    // A store that cannot list right now (a mirror whose remote is down) must not keep this session from
+    // opening; this session's own rewind is recovered already, and the others are found by a later open.
+    return reports;
+  }
+  for (const sessionId of noted) {
     const otherKey = { projectKey: key.projectKey, sessionId };
     if (sessionId === key.sessionId) {
       await clearPendingRewind(storage, otherKey); // a rewind of this session ended, or was just rolled back

@@ -55,8 +55,8 @@ async function expectRemoteEqualsLocal(storage: MirroredStorage, key: { projectK
   const remoteEntries = (await storage.remote.load(key))!;
   expect(remoteEntries).toEqual(localEntries);
   const rows = await admin.query<{ count: string; first: string; last: string }>(
-    'SELECT count(*) AS count, min(sequence) AS first, max(sequence) AS last FROM rewindable_entries WHERE session_id = $1',
-    [key.sessionId],
+    'SELECT count(*) AS count, min(sequence) AS first, max(sequence) AS last FROM rewindable_entries WHERE project_key = $1 AND session_id = $2',
+    [key.projectKey, key.sessionId],
   );
   expect(rows.rows[0]).toEqual({ count: String(localEntries.length), first: '0', last: String(localEntries.length - 1) });
   expect(blobsNamedByEntries(localEntries).length).toBeGreaterThan(0);
