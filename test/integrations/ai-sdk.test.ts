@@ -155,6 +155,47 @@ describe('AI SDK: generateText with MockLanguageModelV3', () => {
     expect(JSON.stringify(model.doGenerateCalls[1]!.prompt)).toMatch(/outside the project root/);
   });
 
+  it('fileTools refuse a file they cannot back up in the documented words, and report their own failures as they are', async () => {
+    const { project, manager } = await agentProject();
+    const outside = path.join(project.outside, 'escape.txt');
+    fs.writeFileSync(path.join(project.outside, 'target.txt'), 'outside\n');
+    fs.symlinkSync(path.join(project.outside, 'target.txt'), project.file('link.txt'));
+    fs.symlinkSync(path.join(project.outside, 'target.txt'), project.file('link.ipynb'));
+    const before = project.snapshot();
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        step([
+          { id: 'call-out', tool: 'Write', input: { file_path: outside, content: 'x\n' } },
+          { id: 'call-link', tool: 'Edit', input: { file_path: 'link.txt', old_string: 'outside', new_string: 'inside' } },
+          { id: 'call-cell', tool: 'NotebookEdit', input: { notebook_path: 'link.ipynb', new_source: 'x', cell_type: 'code', edit_mode: 'insert' } },
+          { id: 'call-miss', tool: 'Edit', input: { file_path: 'notes.txt', old_string: 'bananas', new_string: 'kiwis' } },
+        ]),
+        step('gave up'),
+      ],
+    });
+    await checkpointUserMessage(manager, userMessage('msg-1', 'try'));
+    const result = await generateText({ model, tools: fileTools(manager), prompt: 'try', stopWhen: stepCountIs(3) });
+
+    const errors = new Map(
+      result.steps
+        .flatMap((entry) => entry.content)
+        .flatMap((part) => (part.type === 'tool-error' ? [[part.toolCallId, part.error as RewindableError] as const] : [])),
+    );
+    expect(errors.get('call-out')!.code).toBe('PATH_OUTSIDE_PROJECT');
+    expect(errors.get('call-out')!.message).toMatch(/^rewindable could not back up .*escape\.txt before this Write call, so the call was refused: .*outside the project root/);
+    expect(errors.get('call-link')!.code).toBe('PATH_IS_LINK');
+    expect(errors.get('call-link')!.message).toMatch(/^rewindable could not back up link\.txt before this Edit call, so the call was refused: .*symbolic link/);
+    expect(errors.get('call-cell')!.message).toMatch(/^rewindable could not back up link\.ipynb before this NotebookEdit call, so the call was refused: .*symbolic link/);
+    // A failure of the tool itself is not a refusal: the file could be backed up, the edit could not be made.
+    expect(errors.get('call-miss')!.code).toBe('TOOL_FAILED');
+    expect(errors.get('call-miss')!.message).toMatch(/^Edit failed: /);
+    // The model read the refusals in its next request, and nothing outside the project changed.
+    expect(JSON.stringify(model.doGenerateCalls[1]!.prompt)).toMatch(/rewindable could not back up link\.txt before this Edit call, so the call was refused/);
+    expect(fs.existsSync(outside)).toBe(false);
+    expect(fs.readFileSync(path.join(project.outside, 'target.txt'), 'utf8')).toBe('outside\n');
+    expect(project.snapshot()).toEqual(before);
+  });
+
   it('refuses calls before the first checkpoint, naming the fix', async () => {
     const { project, manager } = await agentProject();
     const model = new MockLanguageModelV3({ doGenerate: [step([{ id: 'call-1', tool: 'Write', input: { file_path: 'a.txt', content: 'a' } }]), step('no')] });
