@@ -74,13 +74,15 @@ export function refusalError(call: Pick<TrackedCall, 'tool' | 'paths'>, error: u
  * else the refusal is thrown (`refusalError`). A result that is an async
  * iterable (a streaming tool's output) is written while it is iterated, so
  * its writes are recorded once the iteration ends. Errors of the call itself
- * propagate unchanged.
+ * propagate unchanged. `record` replaces `recordCall` for a framework that
+ * tells the call's id only once the call has run.
  */
 export async function runTracked<Result>(
   manager: CheckpointManager,
   call: TrackedCall,
   run: () => Result | PromiseLike<Result>,
   refuse?: (reason: string, error: unknown) => Result | PromiseLike<Result>,
+  record: (files: readonly string[]) => Promise<void> = (files) => recordCall(manager, call, files),
 ): Promise<Result> {
   let files: string[];
   try {
@@ -95,11 +97,11 @@ export async function runTracked<Result>(
   } catch (error) {
     // A failed call may have written part of a file; that is still the agent's write, not a conflict.
     // The call's own error is the one to report, so a failure to record is dropped here.
-    await recordCall(manager, call, files).catch(() => {});
+    await record(files).catch(() => {});
     throw error;
   }
-  if (files.length > 0 && isAsyncIterable(result)) return recordAfter(manager, call, files, result) as Result;
-  await recordCall(manager, call, files);
+  if (files.length > 0 && isAsyncIterable(result)) return recordAfter(files, result, record) as Result;
+  await record(files);
   return result;
 }
 
@@ -111,17 +113,17 @@ export async function* streamTracked<Value>(manager: CheckpointManager, call: Tr
   } catch (error) {
     throw refusalError(call, error);
   }
-  yield* recordAfter(manager, call, files, run());
+  yield* recordAfter(files, run(), (written) => recordCall(manager, call, written));
 }
 
 export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
 }
 
-async function* recordAfter<Value>(manager: CheckpointManager, call: TrackedCall, files: readonly string[], iterable: AsyncIterable<Value>): AsyncGenerator<Value> {
+async function* recordAfter<Value>(files: readonly string[], iterable: AsyncIterable<Value>, record: (files: readonly string[]) => Promise<void>): AsyncGenerator<Value> {
   try {
     yield* iterable;
   } finally {
-    await recordCall(manager, call, files);
+    await record(files);
   }
 }

@@ -5,6 +5,7 @@ import {
   applyDiff,
   applyPatchTool,
   Runner,
+  RunState,
   tool,
   Usage,
   type AgentInputItem,
@@ -53,11 +54,12 @@ function reply(text: string): AgentOutputItem {
 }
 
 /** Function tools that write with plain fs, as a harness's own tools would. */
-function fileFunctionTools(root: string) {
+function fileFunctionTools(root: string, options: { needsApproval?: boolean } = {}) {
   const writeFileTool = tool({
     name: 'write_file',
     description: 'Write a whole file.',
     parameters: z.object({ path: z.string(), content: z.string() }),
+    needsApproval: options.needsApproval ?? false,
     execute: async ({ path: target, content }) => {
       fs.mkdirSync(path.dirname(path.join(root, target)), { recursive: true });
       fs.writeFileSync(path.join(root, target), content);
@@ -170,6 +172,51 @@ describe('OpenAI Agents JS: Runner with a scripted Model', () => {
       .filter((record) => record.type === 'write')
       .map((record) => `${record.path} ${record.tool} ${record.toolCallId}`);
     expect(writes.sort()).toEqual(['a.txt write_file call_w', 'b.txt apply_patch call_p']);
+  });
+
+  it('records the call id of writes approved after the run state was serialized and restored, apply_patch and function tools alike', async () => {
+    const { project, manager, initial } = await agentProject();
+    const { writeFileTool } = fileFunctionTools(project.root, { needsApproval: true });
+    const model = new ScriptedModel([
+      [
+        patchCall('call_patch', { type: 'update_file', path: 'notes.txt', diff: '@@\n Shopping list\r\n-- apples\r\n+- kiwis\r\n' }),
+        functionCall('call_write', 'write_file', { path: 'src/new.ts', content: 'export {};\n' }),
+      ],
+      [reply('done after approval')],
+    ]);
+    const createAgent = () =>
+      new Agent({
+        name: 'Coder',
+        model,
+        tools: [
+          trackApplyPatchTool(manager, applyPatchTool({ editor: workspaceEditor(project.root), needsApproval: true })),
+          trackFunctionTool(manager, writeFileTool),
+        ],
+      });
+    const runner = new Runner({ tracingDisabled: true });
+    const checkpointId = await checkpointUserMessage(manager, { role: 'user', content: 'edit' }, { id: 'msg_1' });
+    const interrupted = await runner.run(createAgent(), 'edit');
+    expect(interrupted.interruptions.map((item) => item.rawItem.type)).toEqual(['apply_patch_call', 'function_call']);
+    expect(project.snapshot()).toEqual(initial);
+
+    // The human-in-the-loop flow: the state is stored as a string, and approved later, by another agent object.
+    const serialized = interrupted.state.toString();
+    const agent = createAgent();
+    const restored = await RunState.fromString(agent, serialized);
+    for (const approval of restored.getInterruptions()) restored.approve(approval);
+    const resumed = await runner.run(agent, restored);
+    expect(resumed.finalOutput).toBe('done after approval');
+    expect(project.read('notes.txt').toString()).toContain('- kiwis');
+    expect(project.read('src/new.ts').toString()).toBe('export {};\n');
+
+    await manager.close();
+    const writes = storedRecords(project)
+      .filter((record) => record.type === 'write')
+      .map((record) => `${record.path} ${record.tool} ${record.toolCallId}`);
+    expect(writes.sort()).toEqual(['notes.txt apply_patch call_patch', 'src/new.ts write_file call_write']);
+    const reopened = await project.open({ resume: manager.sessionId });
+    await reopened.rewindFiles(checkpointId);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
 
   it('refuses a call whose file cannot be backed up: the tool never runs and the model reads the reason', async () => {
