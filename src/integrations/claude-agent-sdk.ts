@@ -14,6 +14,7 @@ export {
   type CheckpointEvent,
   type CheckpointHooks,
   type CheckpointHooksOptions,
+  type CheckpointWarning,
 } from './claude-agent-sdk/checkpoint-hooks.js';
 export { mergeHooks, type HookMap } from './claude-agent-sdk/merge-hooks.js';
 export { checkpointIdFor, checkpointUserMessage, type CheckpointUserMessageOptions } from './user-message.js';

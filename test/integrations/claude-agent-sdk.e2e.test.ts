@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCheckpointHooks, withCheckpoints, type CheckpointEvent } from '../../src/integrations/claude-agent-sdk.js';
+import { createCheckpointHooks, withCheckpoints, type CheckpointEvent, type CheckpointWarning } from '../../src/integrations/claude-agent-sdk.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
 import { claudeEnvironment } from './helpers/claude-environment.js';
@@ -38,14 +38,33 @@ function promptStream() {
   };
 }
 
-function userMessage(text: string): SDKUserMessage {
-  return { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, uuid: randomUUID() };
+function userMessage(text: string, more: Partial<SDKUserMessage> = {}): SDKUserMessage {
+  return { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, uuid: randomUUID(), ...more };
 }
 
-async function startApi(turns: Record<string, ScriptedBlock[][]>): Promise<FakeAnthropicApi> {
-  const api = await startFakeAnthropicApi(scriptByPrompt(turns));
+async function startApi(turns: Record<string, ScriptedBlock[][]>, holdBack?: (blocks: ScriptedBlock[]) => Promise<void> | undefined): Promise<FakeAnthropicApi> {
+  const script = scriptByPrompt(turns);
+  const api = await startFakeAnthropicApi(async (request) => {
+    const blocks = await script(request);
+    await holdBack?.(blocks);
+    return blocks;
+  });
   cleanups.push(() => api.close());
   return api;
+}
+
+/** Runs the streamed messages one turn at a time (the next one once the last turn's result came), then ends the stream. */
+async function converse(conversation: AsyncIterable<SDKMessage>, prompts: ReturnType<typeof promptStream>, messages: SDKUserMessage[], onMessage: (message: SDKMessage) => void = () => {}) {
+  const snapshots: SDKMessage[] = [];
+  const queue = [...messages];
+  prompts.push(queue.shift());
+  for await (const message of conversation) {
+    onMessage(message);
+    if (message.type !== 'result') continue;
+    snapshots.push(message);
+    prompts.push(queue.shift());
+  }
+  return snapshots.map((result) => (result.type === 'result' ? result.subtype : ''));
 }
 
 function environment(api: FakeAnthropicApi) {
@@ -147,6 +166,41 @@ describe('Claude Agent SDK end to end: query() and the real CLI against a fake M
     await reopened.rewindFiles(first.uuid!);
     expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
     expect(api.otherRoutes).toEqual([]);
+  });
+
+  it('keys the checkpoint of a message with pasted content by its uuid, and a later message with the same text gets its own', async () => {
+    const { project, manager, initial } = await agentProject();
+    const api = await startApi({
+      'PASTED-LIST': [toolUse('toolu_e1', 'Edit', { file_path: project.file('notes.txt'), old_string: '- pears', new_string: '- plums' })],
+      'TIDY-TURN': [toolUse('toolu_w2', 'Write', { file_path: project.file('tidy.txt'), content: 'tidied\n' })],
+    });
+    const claude = environment(api);
+    const events: CheckpointEvent[] = [];
+    const warnings: CheckpointWarning[] = [];
+    const checkpoints = createCheckpointHooks(manager, { onCheckpoint: (event) => events.push(event), onWarning: (warning) => warnings.push(warning) });
+    const prompts = promptStream();
+    const pasted = userMessage('TIDY-TURN: tidy the notes', { pasted_content: ['PASTED-LIST\n- apples\n- plums'] });
+    const again = userMessage('TIDY-TURN: tidy the notes');
+    const conversation = query({ prompt: checkpoints.prompt(prompts.messages()), options: checkpoints.options({ cwd: project.root, permissionMode: 'acceptEdits', settingSources: [], env: claude.env }) });
+    cleanups.push(() => conversation.close());
+    let afterFirst: Record<string, string> | undefined;
+    const results = await converse(conversation, prompts, [pasted, again], (message) => {
+      if (message.type === 'result' && afterFirst === undefined) afterFirst = project.snapshot();
+    });
+    expect(results).toEqual(['success', 'success']);
+    // The CLI did rewrite the prompt: the pasted text comes after the typed text.
+    expect(events[0]!.prompt).toMatch(/^TIDY-TURN: tidy the notes\s+(<pasted_content[^>]*>\s*)?PASTED-LIST/);
+
+    expect(events.map((event) => [event.checkpointId, event.source])).toEqual([
+      [pasted.uuid, 'message'],
+      [again.uuid, 'message'],
+    ]);
+    expect(warnings).toEqual([]);
+    expect((await manager.listCheckpoints()).map((checkpoint) => checkpoint.id)).toEqual([pasted.uuid, again.uuid]);
+    await manager.rewindFiles(again.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(afterFirst!));
+    await manager.rewindFiles(pasted.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
 
   it('with a plain string prompt and withCheckpoints, keys the checkpoint by the prompt_id the CLI stores with the user message', async () => {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { HookCallback, HookCallbackMatcher, HookInput, HookJSONOutput, PostToolUseHookInput, PreToolUseHookInput, SDKUserMessage, UserPromptSubmitHookInput } from '@anthropic-ai/claude-agent-sdk';
 import { describe, expect, it } from 'vitest';
 import type { CheckpointManager } from '../../src/index.js';
-import { createCheckpointHooks, mergeHooks, withCheckpoints, type CheckpointEvent, type CheckpointHooks, type CheckpointHooksOptions } from '../../src/integrations/claude-agent-sdk.js';
+import { createCheckpointHooks, mergeHooks, withCheckpoints, type CheckpointEvent, type CheckpointHooks, type CheckpointHooksOptions, type CheckpointWarning } from '../../src/integrations/claude-agent-sdk.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
 
@@ -51,6 +51,10 @@ async function write(hooks: CheckpointHooks, cwd: string, relative: string, cont
   fs.writeFileSync(path.join(cwd, relative), content);
   await fire(hooks, postToolUse(pre));
   return undefined;
+}
+
+function userMessage(text: string): SDKUserMessage {
+  return { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, uuid: randomUUID() };
 }
 
 async function setup(options: CheckpointHooksOptions = {}) {
@@ -122,6 +126,43 @@ describe('Claude Agent SDK hooks, called with inputs of the SDK’s shape', () =
       [passed[1]!.uuid, 'message'],
     ]);
     expect(await checkpointIds(manager)).toEqual([uuid, passed[1]!.uuid]);
+  });
+
+  it('keys a prompt the CLI made of several streamed messages by the last of them, and never gives a passed-over message’s uuid to a later prompt', async () => {
+    const { manager, hooks, events, root } = await setup();
+    const [one, two, three, twoAgain] = ['one', 'two', 'three', 'two'].map((text) => userMessage(text));
+    for await (const _message of hooks.prompt(toAsync([one!, two!, three!, twoAgain!]))) {
+      // passed through to the CLI
+    }
+    await fire(hooks, promptInput(root, 'one\n\ntwo')); // sent close together: one prompt, keyed by the last message
+    await fire(hooks, promptInput(root, 'two')); // the second "two": "three" was passed over, and is forgotten
+    const late = randomUUID();
+    await fire(hooks, promptInput(root, 'three', late));
+    expect(events.map((event) => [event.checkpointId, event.source])).toEqual([
+      [two!.uuid, 'message'],
+      [twoAgain!.uuid, 'message'],
+      [late, 'prompt-id'],
+    ]);
+    expect(await checkpointIds(manager)).toEqual([two!.uuid, twoAgain!.uuid, late]);
+  });
+
+  it('warns when a prompt matches none of the streamed messages, keys it by its prompt_id, and forgets the messages it used up', async () => {
+    const { manager, root } = await setup();
+    const warnings: CheckpointWarning[] = [];
+    const hooks = createCheckpointHooks(manager, { onWarning: (warning) => warnings.push(warning) });
+    const first = userMessage('fix the build');
+    const second = userMessage('fix the build');
+    const messages = hooks.prompt(toAsync([first, second]))[Symbol.asyncIterator]();
+    await messages.next();
+    // A rewording these hooks do not foresee: the message's text is in the prompt, but the prompt is not the message.
+    const promptId = randomUUID();
+    const [output] = await fire(hooks, promptInput(root, 'fix the build\n\n(expanded by a plugin)', promptId));
+    expect(output).toEqual({ systemMessage: expect.stringMatching(new RegExp(`^rewindable could not match this prompt to any of the 1 user message streamed to query\\(\\).*its checkpoint is ${promptId}.*${first.uuid}`)) });
+    expect(warnings).toEqual([{ message: (output as { systemMessage: string }).systemMessage, checkpointId: promptId, messageIds: [first.uuid], sessionId }]);
+
+    await messages.next();
+    await fire(hooks, promptInput(root, 'fix the build'));
+    expect(await checkpointIds(manager)).toEqual([promptId, second.uuid]);
   });
 
   it('does not retake a checkpoint for a prompt submitted again, which would fold the turn’s edits into it', async () => {

@@ -40,6 +40,22 @@ export interface CheckpointHooksOptions {
   outsideProject?: 'deny' | 'allow';
   /** Called when a user prompt's checkpoint has been taken. */
   onCheckpoint?: (event: CheckpointEvent) => void;
+  /**
+   * Called when a prompt's checkpoint could not be keyed as expected (the
+   * same text is also shown to the user, as the hook's `systemMessage`).
+   */
+  onWarning?: (warning: CheckpointWarning) => void;
+}
+
+export interface CheckpointWarning {
+  /** What happened and what it means for `rewindFiles()`. */
+  message: string;
+  /** The checkpoint the prompt got instead. */
+  checkpointId: string;
+  /** UUIDs of messages passed through `prompt()` that this prompt used up: none of them has a checkpoint. */
+  messageIds: string[];
+  /** The Claude Code session. */
+  sessionId: string;
 }
 
 export interface CheckpointEvent {
@@ -100,14 +116,16 @@ export function createCheckpointHooks(manager: CheckpointManager, options: Check
 
   const userPromptSubmit: HookCallback = async (input) => {
     if (input.hook_event_name !== 'UserPromptSubmit' || input.agent_id !== undefined) return {};
-    const { checkpointId, source } = checkpointIdOf(input, promptIds);
+    const { checkpointId, source, warning } = checkpointIdOf(input, promptIds);
     try {
       await checkpointUserMessage(manager, { role: 'user', content: input.prompt }, { id: checkpointId });
     } catch (error) {
       return { decision: 'block', reason: `rewindable could not take the checkpoint of this prompt, so it was not run: ${messageOf(error)}` };
     }
     options.onCheckpoint?.({ checkpointId, source, prompt: input.prompt, sessionId: input.session_id });
-    return {};
+    if (warning === undefined) return {};
+    options.onWarning?.({ ...warning, checkpointId, sessionId: input.session_id });
+    return { systemMessage: warning.message };
   };
 
   const preToolUse: HookCallback = async (input) => {
@@ -171,11 +189,20 @@ export function withCheckpoints<QueryOptions extends Options>(manager: Checkpoin
   return createCheckpointHooks(manager, options).options(queryOptions);
 }
 
-function checkpointIdOf(input: UserPromptSubmitHookInput, promptIds: PromptIds): Pick<CheckpointEvent, 'checkpointId' | 'source'> {
-  const messageUuid = promptIds.take(input.prompt);
-  if (messageUuid !== undefined) return { checkpointId: messageUuid, source: 'message' };
-  if (isUuid(input.prompt_id)) return { checkpointId: input.prompt_id, source: 'prompt-id' };
-  return { checkpointId: randomUUID(), source: 'generated' };
+interface PromptCheckpointId extends Pick<CheckpointEvent, 'checkpointId' | 'source'> {
+  warning?: Pick<CheckpointWarning, 'message' | 'messageIds'>;
+}
+
+function checkpointIdOf(input: UserPromptSubmitHookInput, promptIds: PromptIds): PromptCheckpointId {
+  const match = promptIds.take(input.prompt);
+  if (match.uuid !== undefined) return { checkpointId: match.uuid, source: 'message' };
+  const fallback: PromptCheckpointId = isUuid(input.prompt_id) ? { checkpointId: input.prompt_id, source: 'prompt-id' } : { checkpointId: randomUUID(), source: 'generated' };
+  if (match.waiting === 0) return fallback; // a plain string prompt, or a prompt of the CLI's own
+  const used = match.usedUp.length > 0 ? ` It used up the message${match.usedUp.length > 1 ? 's' : ''} ${match.usedUp.join(', ')}, which get no checkpoint.` : '';
+  const message =
+    `rewindable could not match this prompt to any of the ${match.waiting} user message${match.waiting > 1 ? 's' : ''} streamed to query() that had not started a turn yet, ` +
+    `so its checkpoint is ${fallback.checkpointId} (${fallback.source === 'prompt-id' ? "the prompt's prompt_id" : 'a new UUID'}) instead of a message's uuid.${used}`;
+  return { ...fallback, warning: { message, messageIds: match.usedUp } };
 }
 
 /** The canonical path to track, or undefined for a path outside the project that may be written untracked. */

@@ -12,8 +12,8 @@ export interface MessagesRequest {
   messages: Array<{ role: string; content: string | Array<{ type: string; text?: string; tool_use_id?: string }> }>;
 }
 
-/** Decides the model's answer to one request. */
-export type ModelScript = (request: MessagesRequest) => ScriptedBlock[];
+/** Decides the model's answer to one request (a promise holds the answer back until it settles). */
+export type ModelScript = (request: MessagesRequest) => ScriptedBlock[] | Promise<ScriptedBlock[]>;
 
 export interface FakeAnthropicApi {
   /** Base URL for ANTHROPIC_BASE_URL. */
@@ -41,7 +41,7 @@ export async function startFakeAnthropicApi(script: ModelScript): Promise<FakeAn
   const server = http.createServer((incoming, response) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => {
+    incoming.on('end', async () => {
       const route = new URL(incoming.url ?? '/', 'http://127.0.0.1').pathname;
       if (incoming.method === 'POST' && route === '/v1/messages/count_tokens') {
         return sendJson(response, { input_tokens: 100 });
@@ -54,7 +54,7 @@ export async function startFakeAnthropicApi(script: ModelScript): Promise<FakeAn
       requests.push(request);
       let blocks: ScriptedBlock[];
       try {
-        blocks = script(request);
+        blocks = await script(request);
       } catch (error) {
         return sendJson(response, { type: 'error', error: { type: 'invalid_request_error', message: String(error) } }, 400);
       }
