@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import { query, type HookCallback, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCheckpointHooks, withCheckpoints, type CheckpointEvent, type CheckpointWarning } from '../../src/integrations/claude-agent-sdk.js';
 import { storedRecords } from '../tools/tool-session.js';
@@ -200,6 +200,63 @@ describe('Claude Agent SDK end to end: query() and the real CLI against a fake M
     await manager.rewindFiles(again.uuid!);
     expect(filesOf(project.snapshot())).toEqual(filesOf(afterFirst!));
     await manager.rewindFiles(pasted.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
+  });
+
+  it('takes no checkpoint for the notification of a background subagent (the default): the turn’s files stay with its user message', async () => {
+    const { project, manager, initial } = await agentProject();
+    let notified!: () => void;
+    const notification = new Promise<void>((resolve) => (notified = resolve));
+    const api = await startApi(
+      {
+        'TURN-ONE': [toolUse('toolu_w1', 'Write', { file_path: project.file('one.txt'), content: 'one\n' })],
+        'TURN-TWO': [
+          toolUse('toolu_t2', 'Task', { description: 'Write a log', prompt: 'SUBAGENT-JOB: write the log', subagent_type: 'general-purpose' }),
+          toolUse('toolu_w2', 'Write', { file_path: project.file('two.txt'), content: 'two\n' }),
+          toolUse('toolu_w3', 'Write', { file_path: project.file('while-notified.txt'), content: 'three\n' }),
+          toolUse('toolu_w4', 'Write', { file_path: project.file('after-notified.txt'), content: 'four\n' }),
+        ],
+        'SUBAGENT-JOB': [toolUse('toolu_s1', 'Write', { file_path: project.file('logs/subagent.txt'), content: 'written in the background\n' })],
+      },
+      // The main agent's third step waits until the subagent has finished, so its notification arrives mid-turn.
+      (blocks) => (blocks.some((block) => block.type === 'tool_use' && block.id === 'toolu_w3') ? notification : undefined),
+    );
+    const claude = environment(api);
+    const submitted: string[] = [];
+    const events: CheckpointEvent[] = [];
+    const checkpoints = createCheckpointHooks(manager, { onCheckpoint: (event) => events.push(event) });
+    const seePrompt: HookCallback = async (input) => (input.hook_event_name === 'UserPromptSubmit' && submitted.push(input.prompt), {});
+    const prompts = promptStream();
+    const first = userMessage('TURN-ONE: write one');
+    const second = userMessage('TURN-TWO: log in the background, then write two');
+    const conversation = query({
+      prompt: checkpoints.prompt(prompts.messages()),
+      options: checkpoints.options({ cwd: project.root, permissionMode: 'acceptEdits', settingSources: [], env: claude.env, hooks: { UserPromptSubmit: [{ hooks: [seePrompt] }] } }),
+    });
+    cleanups.push(() => conversation.close());
+    let afterFirst: Record<string, string> | undefined;
+    const results = await converse(conversation, prompts, [first, second], (message) => {
+      if (message.type === 'result' && afterFirst === undefined) afterFirst = project.snapshot();
+      if (message.type === 'system' && message.subtype === 'task_notification') notified();
+    });
+    expect(results).toEqual(['success', 'success']);
+    for (const name of ['one.txt', 'two.txt', 'while-notified.txt', 'after-notified.txt', 'logs/subagent.txt']) expect(project.exists(name)).toBe(true);
+    // The CLI did hand the notification to UserPromptSubmit.
+    expect(submitted.filter((prompt) => prompt.startsWith('<task-notification>'))).toHaveLength(1);
+
+    // No checkpoint and no transcript entry for it: two user messages, two checkpoints.
+    expect(events.map((event) => event.checkpointId)).toEqual([first.uuid, second.uuid]);
+    expect((await manager.listCheckpoints()).map((checkpoint) => checkpoint.id)).toEqual([first.uuid, second.uuid]);
+    const transcript = await manager.getTranscript();
+    expect(transcript.map((entry) => [entry.type, entry.uuid])).toEqual([
+      ['user', first.uuid],
+      ['user', second.uuid],
+    ]);
+    expect(transcript[1]!.files).toEqual(['after-notified.txt', 'logs/subagent.txt', 'two.txt', 'while-notified.txt'].map((name) => project.file(name)));
+
+    await manager.rewindFiles(second.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(afterFirst!));
+    await manager.rewindFiles(first.uuid!);
     expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
 

@@ -165,6 +165,18 @@ describe('Claude Agent SDK hooks, called with inputs of the SDK’s shape', () =
     expect(await checkpointIds(manager)).toEqual([promptId, second.uuid]);
   });
 
+  it('takes no checkpoint and records no message for a prompt the CLI makes itself (source "system", a task notification)', async () => {
+    const { manager, hooks, events, root } = await setup();
+    const promptId = randomUUID();
+    await fire(hooks, promptInput(root, 'Start', promptId));
+    await fire(hooks, { ...promptInput(root, 'A peer session says hello'), source: 'system' });
+    await fire(hooks, promptInput(root, '<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n</task-notification>'));
+    await write(hooks, root, 'late.txt', 'written after the notification\n', 'toolu_01');
+    expect(events.map((event) => event.checkpointId)).toEqual([promptId]);
+    expect(await checkpointIds(manager)).toEqual([promptId]);
+    expect((await manager.getTranscript()).map((entry) => [entry.uuid, entry.files])).toEqual([[promptId, [path.join(root, 'late.txt')]]]);
+  });
+
   it('does not retake a checkpoint for a prompt submitted again, which would fold the turn’s edits into it', async () => {
     const { project, manager, hooks, root, initial } = await setup();
     const promptId = randomUUID();

@@ -115,7 +115,7 @@ export function createCheckpointHooks(manager: CheckpointManager, options: Check
   const promptIds = new PromptIds();
 
   const userPromptSubmit: HookCallback = async (input) => {
-    if (input.hook_event_name !== 'UserPromptSubmit' || input.agent_id !== undefined) return {};
+    if (input.hook_event_name !== 'UserPromptSubmit' || input.agent_id !== undefined || isMachinePrompt(input)) return {};
     const { checkpointId, source, warning } = checkpointIdOf(input, promptIds);
     try {
       await checkpointUserMessage(manager, { role: 'user', content: input.prompt }, { id: checkpointId });
@@ -187,6 +187,18 @@ export function createCheckpointHooks(manager: CheckpointManager, options: Check
  */
 export function withCheckpoints<QueryOptions extends Options>(manager: CheckpointManager, queryOptions?: QueryOptions, options?: CheckpointHooksOptions): QueryOptions & { hooks: HookMap } {
   return createCheckpointHooks(manager, options).options(queryOptions);
+}
+
+/**
+ * A prompt the CLI makes itself: a background task's `<task-notification>`
+ * (Claude Code runs subagents in the background by default), and the other
+ * turns its `source` calls `system`. Claude Code takes no checkpoint for
+ * them, and neither do these hooks: the files changed then belong to the
+ * user message whose turn it is.
+ */
+function isMachinePrompt(input: UserPromptSubmitHookInput): boolean {
+  if (input.source !== undefined) return input.source === 'system';
+  return input.prompt.trimStart().startsWith('<task-notification>'); // CLIs that do not send `source` yet
 }
 
 interface PromptCheckpointId extends Pick<CheckpointEvent, 'checkpointId' | 'source'> {
