@@ -22,7 +22,7 @@ import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './paths.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
-import type { RewindFilesResult } from './rewind/result.js';
+import { withToolCallIds, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
 import { dryRunRewind, runRewind } from './rewind/transaction.js';
 import { checkpointNotFoundMessage, findCheckpoint } from './session/find-checkpoint.js';
@@ -485,7 +485,8 @@ export class CheckpointManager {
   /** The file rewind, run inside the queue. */
   private async rewindFilesNow(session: Session, userMessageId: string, options: { dryRun: boolean; skipConflicts: boolean }): Promise<RewindFilesResult> {
     const target = await findCheckpoint(session, userMessageId);
-    return options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts);
+    const toolCalls = session.state.toolCallsTakenBack(target.index); // before the rewind: its end record changes them
+    return withToolCallIds(await (options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts)), toolCalls);
   }
 
   /** The session, once open, unless it is read-only. Not an async function: a tracked Edit asks for it on every call. */

@@ -3,6 +3,7 @@ export type { BranchSummary, CheckpointSummary, ForkOptions, RecordWriteOptions,
 export type { RecordMessageInput } from './conversation/record-message.js';
 export type { ConversationRewind, RewindOptions, RewindResult, RewindScope, RewindStatus } from './conversation/rewind-result.js';
 export type { TranscriptMessage } from './conversation/transcript.js';
+export type { ToolCallWrites } from './session/session-state.js';
 export type { CheckpointManagerOptions } from './options.js';
 export { RewindableError, RewindableErrorCode } from './errors.js';
 export type { RewindableErrorOptions } from './errors.js';

@@ -1,6 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import type { SessionState } from '../session/session-state.js';
+import type { SessionState, ToolCallWrites } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
 import { now } from '../session/clock.js';
 import { messageRecordFor, type RecordMessageInput } from './record-message.js';
@@ -9,6 +9,8 @@ import type { TranscriptMessage } from './transcript.js';
 /** A transcript message, with the files its turn touched (user messages with a checkpoint). */
 export interface TranscriptEntry extends TranscriptMessage {
   files?: string[];
+  /** The tool calls of its turn that were recorded with an id, in the order they first wrote, each with the files it wrote (user messages with a checkpoint). */
+  toolCalls?: ToolCallWrites[];
 }
 
 export interface BranchSummary {
@@ -49,7 +51,7 @@ export function transcriptEntries(state: SessionState, leafUuid: string | undefi
   }
   return state.transcript.chain(leafUuid ?? state.transcript.leaf).map((message) => {
     const checkpoint = state.checkpointsById.get(message.uuid);
-    return checkpoint === undefined ? { ...message } : { ...message, files: state.touchedDuring(checkpoint.index) };
+    return checkpoint === undefined ? { ...message } : { ...message, files: state.touchedDuring(checkpoint.index), toolCalls: state.toolCallsDuring(checkpoint.index) };
   });
 }
 

@@ -74,6 +74,8 @@ export interface FileChangeDiff {
   statsSkipped: boolean;
   /** Changed by someone other than the tracked tools since they last wrote it: a rewind discards that edit. */
   conflict: boolean;
+  /** The tracked tool calls whose writes a rewind to the checkpoint takes back, as in `RewindFileChange.toolCallIds`. */
+  toolCallIds: string[];
   /** The file now; null when it does not exist. */
   current: FileSide | null;
   /** The file at the checkpoint; null when it did not exist. */
@@ -130,8 +132,9 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
     },
     target.index,
   );
+  const toolCalls = session.state.toolCallsTakenBack(target.index);
   const diffs: FileDiff[] = [
-    ...plan.changes.map((change) => changeDiff(change, patches.get(change.path))),
+    ...plan.changes.map((change) => changeDiff(change, patches.get(change.path), toolCalls.get(change.path) ?? [])),
     ...plan.skipped.map((skipped: SkippedPath): FileSkipDiff => ({ path: skipped.path, action: 'skip', reason: skipped.reason, message: skipped.message })),
   ];
   return diffs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -148,7 +151,7 @@ async function rolledBack(session: Session): Promise<Map<string, FileState> | un
   }
 }
 
-function changeDiff(change: PlannedChange, outcome: PatchOutcome | undefined): FileChangeDiff {
+function changeDiff(change: PlannedChange, outcome: PatchOutcome | undefined, toolCallIds: string[]): FileChangeDiff {
   const side = (state: PlannedChange['current']): FileSide | null => (state.kind === 'file' ? { size: state.size, mode: state.mode } : null);
   return {
     path: change.path,
@@ -161,6 +164,7 @@ function changeDiff(change: PlannedChange, outcome: PatchOutcome | undefined): F
     tooComplex: outcome?.tooComplex ?? false,
     statsSkipped: change.statsSkipped,
     conflict: change.conflict,
+    toolCallIds,
     current: side(change.current),
     target: side(change.target),
   };

@@ -13,6 +13,14 @@ export interface RewindFileChange {
   statsSkipped: boolean;
   /** It changed since the tracked tools last wrote it: the rewind discards someone else's edit. */
   conflict: boolean;
+  /**
+   * The tracked tool calls whose writes to this file the rewind takes back:
+   * those the file's content comes from that its content at the target
+   * checkpoint did not (the calls since that checkpoint, less those a
+   * completed rewind already took back), oldest first, each once. Writes
+   * recorded without a call id are not listed.
+   */
+  toolCallIds: string[];
 }
 
 export interface RewindFilesResult {
@@ -58,6 +66,7 @@ export function summarize(changes: readonly PlannedChange[], skipped: readonly S
       binary: change.binary,
       statsSkipped: change.statsSkipped,
       conflict: change.conflict,
+      toolCallIds: [], // from the session's records, by `withToolCallIds`
     }),
   );
   return {
@@ -76,4 +85,10 @@ export function summarize(changes: readonly PlannedChange[], skipped: readonly S
     ],
     directoriesRemoved: [...directoriesRemoved].sort(),
   };
+}
+
+/** The result with each file's `toolCallIds`, from `SessionState.toolCallsTakenBack` as it was before the rewind ran. */
+export function withToolCallIds(result: RewindFilesResult, toolCallIds: ReadonlyMap<string, string[]>): RewindFilesResult {
+  if (result.files === undefined) return result;
+  return { ...result, files: result.files.map((file) => ({ ...file, toolCallIds: [...(toolCallIds.get(file.path) ?? [])] })) };
 }

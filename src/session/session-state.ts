@@ -47,6 +47,26 @@ export interface TrackedPath {
   captured?: boolean;
   /** How many of its nearest ancestors were missing at its first backup, "absent" (`TrackRecord.missingParents`). */
   missingParents?: number;
+  /** The recorded tool writes its content now comes from, newest first (a rewind that changes the file takes some back). */
+  writeLine?: WriteLine | undefined;
+  /** Every change of `writeLine`, with how many checkpoint records came before it. */
+  writeLineChanges?: Array<{ checkpointRecords: number; line: WriteLine | undefined }>;
+}
+
+/** One recorded tool write, and the ones the content it wrote over came from. */
+export interface WriteLine {
+  readonly toolCallId: string | undefined;
+  readonly previous: WriteLine | undefined;
+}
+
+/** A tool call of one turn, with the files it wrote. */
+export interface ToolCallWrites {
+  /** The framework's id of the call. */
+  toolCallId: string;
+  /** The tool's name, as recorded with its writes. */
+  tool?: string;
+  /** Absolute paths, in the order written. */
+  files: string[];
 }
 
 /** Besides the project root, where the paths a session's records name may lead. */
@@ -64,6 +84,14 @@ export class SessionState {
   readonly transcript = new Transcript();
   /** Paths a tracked tool wrote, by the checkpoint whose turn it was. */
   private readonly writtenDuring = new Map<number, Set<string>>();
+  /** The tool calls (with an id) of each turn, by checkpoint index and call id. */
+  private readonly callsDuring = new Map<number, Map<string, ToolCallWrites>>();
+  /** Paths with recorded tool writes. */
+  private readonly written = new Set<TrackedPath>();
+  /** Checkpoint records applied so far (refreshing a checkpoint records it again). */
+  private checkpointRecords = 0;
+  /** For each checkpoint (by index), `checkpointRecords` once its state was last recorded. */
+  private readonly checkpointRecordedAt: number[] = [];
 
   /**
    * Paths that records name outside the project root and the extra roots (or
@@ -117,6 +145,7 @@ export class SessionState {
         }
         for (const file of record.files) this.recordVersion(file.path, checkpoint.index, file.state, file.observed);
         if (record.scanStartedAtNs !== undefined) this.noteScan(record.scanStartedAtNs, record);
+        this.checkpointRecordedAt[checkpoint.index] = ++this.checkpointRecords;
         return;
       }
       case 'track': {
@@ -153,7 +182,9 @@ export class SessionState {
           const written = this.writtenDuring.get(turn) ?? new Set<string>();
           written.add(tracked.path);
           this.writtenDuring.set(turn, written);
+          if (record.toolCallId !== undefined) this.noteCall(turn, record.toolCallId, record.tool, tracked.path);
         }
+        if (tracked !== undefined) this.changeWriteLine(tracked, { toolCallId: record.toolCallId, previous: tracked.writeLine });
         return;
       }
       case 'rewind-begin':
@@ -179,11 +210,63 @@ export class SessionState {
         if (target === undefined) return;
         for (const stored of record.filesChanged) {
           const tracked = this.paths.get(fromStoredPath(stored, this.root));
-          if (tracked !== undefined) tracked.lastWrite = { state: this.versionAt(tracked, target.index).state };
+          if (tracked === undefined) continue;
+          tracked.lastWrite = { state: this.versionAt(tracked, target.index).state };
+          if (tracked.writeLine !== undefined || tracked.writeLineChanges !== undefined) this.changeWriteLine(tracked, this.writeLineAt(tracked, target.index));
         }
         return;
       }
     }
+  }
+
+  /**
+   * The tool calls whose writes a rewind to the checkpoint takes back, by
+   * path: the recorded writes the file's content now comes from that its
+   * content at the checkpoint did not (writes a completed rewind took back
+   * since are not counted again), oldest first, each call once. Only paths
+   * with such calls are listed; writes recorded without a call id count for
+   * nothing here.
+   */
+  toolCallsTakenBack(checkpointIndex: number): Map<string, string[]> {
+    const byPath = new Map<string, string[]>();
+    for (const tracked of this.written) {
+      const kept = new Set<WriteLine>();
+      for (let line = this.writeLineAt(tracked, checkpointIndex); line !== undefined; line = line.previous) kept.add(line);
+      const ids: string[] = [];
+      for (let line = tracked.writeLine; line !== undefined && !kept.has(line); line = line.previous) if (line.toolCallId !== undefined) ids.push(line.toolCallId);
+      if (ids.length > 0) byPath.set(tracked.path, [...new Set(ids.reverse())]);
+    }
+    return byPath;
+  }
+
+  /** The tool calls (with an id) of the turn of a checkpoint, in the order they first wrote, with the files each wrote. */
+  toolCallsDuring(checkpointIndex: number): ToolCallWrites[] {
+    return [...(this.callsDuring.get(checkpointIndex)?.values() ?? [])].map((call) => ({ ...call, files: [...call.files] }));
+  }
+
+  /** The write line of a path when the checkpoint's state was (last) recorded. */
+  private writeLineAt(tracked: TrackedPath, checkpointIndex: number): WriteLine | undefined {
+    const recordedAt = this.checkpointRecordedAt[checkpointIndex] ?? 0;
+    let line: WriteLine | undefined;
+    for (const change of tracked.writeLineChanges ?? []) {
+      if (change.checkpointRecords >= recordedAt) break;
+      line = change.line;
+    }
+    return line;
+  }
+
+  private changeWriteLine(tracked: TrackedPath, line: WriteLine | undefined): void {
+    tracked.writeLine = line;
+    (tracked.writeLineChanges ??= []).push({ checkpointRecords: this.checkpointRecords, line });
+    this.written.add(tracked);
+  }
+
+  private noteCall(turn: number, toolCallId: string, tool: string | undefined, file: string): void {
+    const calls = this.callsDuring.get(turn) ?? new Map<string, ToolCallWrites>();
+    this.callsDuring.set(turn, calls);
+    const call = calls.get(toolCallId) ?? { toolCallId, ...(tool !== undefined ? { tool } : {}), files: [] };
+    calls.set(toolCallId, call);
+    if (!call.files.includes(file)) call.files.push(file);
   }
 
   /** SPEC 5.1: the version a checkpoint holds for a path, or the path's first backup if it was tracked later. */

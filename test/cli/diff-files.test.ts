@@ -61,7 +61,7 @@ describe('diffFiles(id) lists what a rewind would change, file by file', () => {
     const diffs = changes(await manager.diffFiles(turn));
     const preview = await manager.rewindFiles(turn, { dryRun: true });
 
-    expect(diffs.map(({ path: file, action, insertions, deletions, binary, statsSkipped, conflict }) => ({ path: file, action, insertions, deletions, binary, statsSkipped, conflict }))).toEqual(
+    expect(diffs.map(({ path: file, action, insertions, deletions, binary, statsSkipped, conflict, toolCallIds }) => ({ path: file, action, insertions, deletions, binary, statsSkipped, conflict, toolCallIds }))).toEqual(
       preview.files,
     );
     for (const diff of diffs) {

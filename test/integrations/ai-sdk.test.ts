@@ -8,6 +8,7 @@ import { RewindableError } from '../../src/index.js';
 import { checkpointIdFor, checkpointUserMessage, fileTools, trackTools, writeTool } from '../../src/integrations/ai-sdk.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
+import { toolCallsSince } from './helpers/tool-calls.js';
 
 type ScriptedCall = { id: string; tool: string; input: Record<string, unknown> };
 
@@ -115,6 +116,15 @@ describe('AI SDK: generateText with MockLanguageModelV3', () => {
     });
     const checkpointId = await checkpointUserMessage(manager, userMessage('msg-1', 'go'));
     await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(3) });
+    // The ids read back through the public API: per file in a rewind and a diff, per turn in the transcript.
+    expect(await toolCallsSince(manager, checkpointId)).toEqual({
+      rewind: { 'a.txt': ['call-w'], 'b.txt': ['call-a'] },
+      diff: { 'a.txt': ['call-w'], 'b.txt': ['call-a'] },
+      turn: [
+        { toolCallId: 'call-a', tool: 'appendLine', files: ['b.txt'] },
+        { toolCallId: 'call-w', tool: 'Write', files: ['a.txt'] },
+      ],
+    });
     await manager.close();
 
     const records = storedRecords(project);

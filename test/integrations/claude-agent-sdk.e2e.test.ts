@@ -7,6 +7,7 @@ import { createCheckpointHooks, withCheckpoints, type CheckpointEvent, type Chec
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
 import { claudeEnvironment } from './helpers/claude-environment.js';
+import { toolCallsSince } from './helpers/tool-calls.js';
 import { scriptByPrompt, startFakeAnthropicApi, type FakeAnthropicApi, type ScriptedBlock } from './helpers/fake-anthropic-api.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -159,8 +160,20 @@ describe('Claude Agent SDK end to end: query() and the real CLI against a fake M
       ['Edit notes.txt toolu_e1', 'Edit src/answer.ts toolu_e2', 'NotebookEdit analysis.ipynb toolu_n2', 'Write logs/subagent.txt toolu_s1', 'Write src/answer.ts toolu_w1'].sort(),
     );
 
-    // Rewinds restore every byte and mode: to the second turn, then to the first.
+    // The ids read back through the public API: per file in a rewind and a diff, per turn in the transcript.
     const reopened = await project.open({ resume: manager.sessionId });
+    const sinceSecond = await toolCallsSince(reopened, second.uuid!);
+    const secondTurnFiles = { 'analysis.ipynb': ['toolu_n2'], 'logs/subagent.txt': ['toolu_s1'], 'src/answer.ts': ['toolu_e2'] };
+    expect(sinceSecond.rewind).toEqual(secondTurnFiles);
+    expect(sinceSecond.diff).toEqual(secondTurnFiles);
+    expect(sinceSecond.turn).toEqual([
+      { toolCallId: 'toolu_e2', tool: 'Edit', files: ['src/answer.ts'] },
+      { toolCallId: 'toolu_n2', tool: 'NotebookEdit', files: ['analysis.ipynb'] },
+      { toolCallId: 'toolu_s1', tool: 'Write', files: ['logs/subagent.txt'] },
+    ]);
+    expect((await toolCallsSince(reopened, first.uuid!)).rewind).toEqual({ ...secondTurnFiles, 'notes.txt': ['toolu_e1'], 'src/answer.ts': ['toolu_w1', 'toolu_e2'] });
+
+    // Rewinds restore every byte and mode: to the second turn, then to the first.
     await reopened.rewindFiles(second.uuid!);
     expect(filesOf(project.snapshot())).toEqual(filesOf(afterFirst!));
     await reopened.rewindFiles(first.uuid!);

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { checkpointIdFor, checkpointMiddleware, checkpointUserMessage, trackStructuredTool } from '../../src/integrations/langchain.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
+import { toolCallsSince } from './helpers/tool-calls.js';
 
 /** File tools as a LangChain harness writes them: plain fs, no tracking of their own. */
 function fileTools(root: string) {
@@ -104,6 +105,12 @@ describe('LangChain: createAgent with fakeModel and checkpointMiddleware', () =>
       .respond(new AIMessage('ok'));
     const agent = createAgent({ model, tools: [writeFile], middleware: [checkpointMiddleware(manager)] });
     await agent.invoke({ messages: [new HumanMessage({ id: 'human-1', content: 'Write a' })] });
+    // The ids read back through the public API: per file in a rewind and a diff, per turn in the transcript.
+    expect(await toolCallsSince(manager, checkpointIdFor('human-1'))).toEqual({
+      rewind: { 'a.txt': ['call_a'] },
+      diff: { 'a.txt': ['call_a'] },
+      turn: [{ toolCallId: 'call_a', tool: 'write_file', files: ['a.txt'] }],
+    });
     await manager.close();
     const records = storedRecords(project);
     expect(records.filter((record) => record.type === 'write')).toEqual([expect.objectContaining({ path: 'a.txt', tool: 'write_file', toolCallId: 'call_a' })]);
@@ -173,6 +180,12 @@ describe('LangChain: trackStructuredTool in a plain LangGraph ToolNode', () => {
     await graph.invoke({ messages: [...afterOne.messages, new HumanMessage('two')] });
     expect(project.read('src/new.ts').toString()).toBe('two\n');
     expect(project.read('notes.txt').toString()).toBe('{"n":2}\n');
+    expect(await toolCallsSince(manager, first)).toEqual({
+      rewind: { 'notes.txt': ['call_2'], 'src/new.ts': ['call_1', 'call_3'] },
+      diff: { 'notes.txt': ['call_2'], 'src/new.ts': ['call_1', 'call_3'] },
+      turn: [{ toolCallId: 'call_1', tool: 'write_file', files: ['src/new.ts'] }],
+    });
+    expect((await toolCallsSince(manager, second)).turn.map((call) => call.toolCallId)).toEqual(['call_2', 'call_3']);
 
     await manager.rewindFiles(second);
     expect(filesOf(project.snapshot())).toEqual(filesOf(afterFirst));

@@ -22,6 +22,7 @@ import type { CheckpointManager } from '../../src/index.js';
 import { checkpointIdFor, checkpointUserMessage, trackApplyPatchTool, trackEditor, trackFunctionTool } from '../../src/integrations/openai-agents.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
+import { toolCallsSince } from './helpers/tool-calls.js';
 
 /** A Model that plays back scripted responses, one per request, and keeps the requests. */
 class ScriptedModel implements Model {
@@ -167,6 +168,15 @@ describe('OpenAI Agents JS: Runner with a scripted Model', () => {
       tools: [trackFunctionTool(manager, writeFileTool), trackApplyPatchTool(manager, applyPatchTool({ editor: workspaceEditor(project.root) }))],
     });
     await runTurn(manager, new Runner({ tracingDisabled: true }), agent, [], 'msg_1', 'go');
+    // The ids read back through the public API: per file in a rewind and a diff, per turn in the transcript.
+    expect(await toolCallsSince(manager, checkpointIdFor('msg_1'))).toEqual({
+      rewind: { 'a.txt': ['call_w'], 'b.txt': ['call_p'] },
+      diff: { 'a.txt': ['call_w'], 'b.txt': ['call_p'] },
+      turn: [
+        { toolCallId: 'call_p', tool: 'apply_patch', files: ['b.txt'] },
+        { toolCallId: 'call_w', tool: 'write_file', files: ['a.txt'] },
+      ],
+    });
     await manager.close();
     const writes = storedRecords(project)
       .filter((record) => record.type === 'write')
