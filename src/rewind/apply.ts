@@ -8,11 +8,12 @@ import { noFollow, type PinnedDirectory } from '../fs/pinned-directory.js';
 import { errorOf, ReplaceMany, type ExpectedEntry, type Refusal, type ReplaceJob } from '../fs/replace-many.js';
 import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/stat-signature.js';
 import type { Observation, RewindAction } from '../schemas.js';
+import { isConfined, type PathScope } from '../paths.js';
 import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
 import { removeEmptyDirectories } from './created-directories.js';
 import type { LineStatsCache } from './stats-cache.js';
-import { countChange, leftAlone, measureChange, recallStats, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
+import { countChange, leftAlone, measureChange, recallStats, refuseOutside, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -33,6 +34,8 @@ export interface ApplyContext {
   maxFileBytes: number;
   /** Pinned directories shared with the plan; every write re-checks its directory is still in place. */
   directories: DirectoryCache;
+  /** Where writes may go (`isConfined`): checked again here, whatever the plan says. */
+  confinement: Pick<PathScope, 'root' | 'extraRoots' | 'storeDirectory'>;
 }
 
 export interface AppliedChange {
@@ -56,6 +59,12 @@ export interface ApplyOutcome {
  */
 export async function applyChanges(context: ApplyContext, changes: readonly PlannedChange[], emptyDirectories: readonly string[] = []): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: [], skipped: [], directoriesRemoved: [] };
+  // Plans only hold tracked paths, which were confined when loaded; a write outside the roots is refused all the same.
+  const outside = changes.filter((change) => !isConfined(change.path, context.confinement));
+  if (outside.length > 0) {
+    outcome.skipped.push(...outside.map((change) => refuseOutside(change.path)));
+    changes = changes.filter((change) => !outside.includes(change));
+  }
   const touchedDirectories = new Set<string>();
   const applied = (result: AppliedChange) => {
     outcome.applied.push(result);

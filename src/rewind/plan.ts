@@ -157,7 +157,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
 }
 
 /** A path a record names outside the roots (`SessionState.outsidePaths`): damage, reported by every rewind, never touched. */
-function refuseOutside(absolute: string): SkippedPath {
+export function refuseOutside(absolute: string): SkippedPath {
   return leftAlone(
     absolute,
     'outside-project',

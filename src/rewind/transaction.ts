@@ -278,7 +278,14 @@ function planContext(session: Session, skipConflicts: boolean, directories: Dire
 }
 
 function applyContext(session: Session, directories: DirectoryCache): ApplyContext {
-  return { readBlob: (hash: string) => session.readBlob(hash), keptCounts: countsOf(session), durable: session.durable, maxFileBytes: session.maxFileBytes, directories };
+  return {
+    readBlob: (hash: string) => session.readBlob(hash),
+    keptCounts: countsOf(session),
+    durable: session.durable,
+    maxFileBytes: session.maxFileBytes,
+    directories,
+    confinement: { root: session.root, ...session.state.confinement },
+  };
 }
 
 /**

@@ -2,7 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DirectoryCache } from '../../src/fs/directory-cache.js';
 import { CheckpointManager } from '../../src/index.js';
+import { applyChanges } from '../../src/rewind/apply.js';
 import { encodeLines } from '../../src/store/filesystem/log-lines.js';
 import { filesystemStorage } from '../../src/store/filesystem/filesystem-storage.js';
 import { memoryStorage } from '../../src/store/memory/memory-storage.js';
@@ -136,5 +138,43 @@ describe('paths read back from a store', () => {
     const withRoot = await project.open({ resume: writer.sessionId, extraRoots: [extra] });
     expect((await withRoot.rewindFiles(turn)).filesChanged).toEqual([path.join(extra, 'e.txt')]);
     expect(fs.readFileSync(path.join(extra, 'e.txt'), 'utf8')).toBe('e: original\n');
+  });
+});
+
+describe('applying a rewind', () => {
+  it('refuses a change outside the roots whatever the plan says, checked again just before the write', async () => {
+    const project = tempProject();
+    const victim = path.join(project.outside, 'victim.txt');
+    fs.writeFileSync(victim, 'VICTIM\n', { mode: 0o644 });
+    const current = { kind: 'file' as const, sha256: sha256('VICTIM\n'), size: 7, mode: 0o644 };
+    const change = {
+      path: victim,
+      tracked: { path: victim, storedPath: victim, versions: [] },
+      action: 'delete' as const,
+      target: { kind: 'absent' as const },
+      current,
+      insertions: 0,
+      deletions: 1,
+      binary: false,
+      statsSkipped: false,
+      conflict: false,
+      measured: true,
+    };
+    const apply = async (extraRoots: string[]) => {
+      const directories = new DirectoryCache();
+      try {
+        const readBlob = async () => ({ ok: false as const, reason: 'none' });
+        return await applyChanges({ readBlob, durable: false, maxFileBytes: 1 << 20, directories, confinement: { root: project.root, extraRoots, storeDirectory: undefined } }, [change]);
+      } finally {
+        directories.close();
+      }
+    };
+    const refused = await apply([]);
+    expect(refused.applied).toEqual([]);
+    expect(refused.skipped).toEqual([expect.objectContaining({ path: victim, reason: 'outside-project' })]);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('VICTIM\n');
+    // The same change inside an allowed root is made: the check, not the change, kept the file.
+    expect((await apply([project.outside])).applied).toHaveLength(1);
+    expect(fs.existsSync(victim)).toBe(false);
   });
 });
