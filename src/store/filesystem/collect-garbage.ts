@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isAsideName, removeStaleLooseBlob, restoreAside } from './loose-blobs.js';
+import { entriesIn, safeLstat } from './quiet-lookup.js';
 
 /**
  * The filesystem store's garbage collection: packs of sessions that have no
@@ -97,20 +98,4 @@ function directoriesIn(folder: string): string[] {
   return entriesIn(folder)
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name);
-}
-
-function entriesIn(folder: string): fs.Dirent[] {
-  try {
-    return fs.readdirSync(folder, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-}
-
-function safeLstat(file: string): fs.Stats | undefined {
-  try {
-    return fs.lstatSync(file);
-  } catch {
-    return undefined;
-  }
 }

@@ -12,6 +12,7 @@ import type { HeldSessionLock } from './held-lock.js';
 import { encodeLines, parseLog } from './log-lines.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
+import { safeLstat, safeReaddir } from './quiet-lookup.js';
 
 export type Durability = 'full' | 'none';
 
@@ -517,21 +518,5 @@ async function flushCreatedDirectories(target: string, firstCreated: string): Pr
   for (let current = target; ; current = path.dirname(current)) {
     await flushDirectory(path.dirname(current));
     if (current === firstCreated) break;
-  }
-}
-
-function safeReaddir(folder: string): string[] {
-  try {
-    return fs.readdirSync(folder);
-  } catch {
-    return [];
-  }
-}
-
-function safeLstat(file: string): fs.Stats | undefined {
-  try {
-    return fs.lstatSync(file);
-  } catch {
-    return undefined;
   }
 }
