@@ -2,7 +2,7 @@
  * The benchmark suite (`npm run bench`): rewindable against the tools it
  * replaces (a shadow git repository, untracked writes), scenario by
  * scenario, each side by side with its baseline in one run. Prints medians,
- * ratios and PASS/MISS against the targets of issues 6 and 9, and writes
+ * ratios and PASS/MISS against their targets, and writes
  * docs/benchmarks.md, docs/benchmarks-chart.svg and the Benchmarks section
  * of README.md.
  *

@@ -41,7 +41,7 @@ function targetsTable(targets: readonly TargetRow[]): string[] {
     '|---|---|--:|---|---|',
     ...targets.map(
       ({ report, row }) =>
-        `| ${escape(report.title)} (${report.source}) | ${escape(row.label)}: ${escape(row.rewindable.name)} | ` +
+        `| ${escape(report.title)} | ${escape(row.label)}: ${escape(row.rewindable.name)} | ` +
         `${row.baseline === undefined ? formatFigure(row.rewindable) : describeRatio(row)} | ${describeTarget(row.target, row.rewindable.unit)} | **${verdictOf(row)}** |`,
     ),
   ];
@@ -57,7 +57,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
   {
     report: 'rewind',
     text:
-      'Rewind of 1,000 files against `git checkout` (issue 9, item 3): rewindable replaces each file atomically, a temporary file renamed over the old one, so a reader or a crash sees the old bytes or the new ones, never a mix (SPEC 5.3); `git checkout` unlinks each file and creates it again (strace: `lstat`, `unlink`, `open` with `O_EXCL`, `write`), which a crash can leave empty or half-written. ' +
+      'Rewind of 1,000 files against `git checkout`: rewindable replaces each file atomically, a temporary file renamed over the old one, so a reader or a crash sees the old bytes or the new ones, never a mix (SPEC 5.3); `git checkout` unlinks each file and creates it again (strace: `lstat`, `unlink`, `open` with `O_EXCL`, `write`), which a crash can leave empty or half-written. ' +
       'Both take a new inode per file, and on this machine\'s ext4 (no journal) that is the largest single cost: in `perf` profiles the allocator stepping over inodes freed in the last minutes (`recently_deleted` and its callers under `ext4_create`; longer while their table block is still unwritten) took 37% of the writing threads\' samples on a settled disk and more than half of the whole process\'s on a busy one. ' +
       'Renaming over an existing file also makes ext4 start writing the new file\'s data at once (`auto_da_alloc`), which git\'s create leaves to the kernel\'s flusher after it has exited. ' +
       'The writes run on four worker threads, each file checked just before its write; a file whose current bytes the plan did not read is read once, by that check, and the bytes are sent back for its line statistics. ' +
@@ -67,7 +67,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
     report: 'capture',
     label: 'rewind',
     text:
-      'Capture rewind (issue 6): the plan `lstat`s every path of the scope, as `git checkout` checks its index, and settles the untouched ones without further work; the changed files\' targets are read from the store (a changed file\'s previous version and a deleted file\'s last content are stored compressed on their own, so reading them inflates no shared bundle), and the writes and removals run on the writing threads. ' +
+      'Capture rewind: the plan `lstat`s every path of the scope, as `git checkout` checks its index, and settles the untouched ones without further work; the changed files\' targets are read from the store (a changed file\'s previous version and a deleted file\'s last content are stored compressed on their own, so reading them inflates no shared bundle), and the writes and removals run on the writing threads. ' +
       'On two cores the gap is processor time: in scripts over the real tree rewindable\'s threads used 190–244 ms per rewind where git\'s two processes used 90–120 ms. Where it goes: exact line statistics need the current bytes of every changed file, which `git checkout` never reads; Node\'s `lstatSync` costs about 5 µs a call against 2.7 µs in a C loop; 3,000–3,500 page faults per rewind at 13–18 µs each on this virtual machine; V8 still compiling the rewind\'s functions over its first rounds (rewinds are rare), and scavenges of 7–31 ms falling inside about half the timed rewinds. ' +
       'Measured and not kept: reading the targets ahead on another thread while the lstats run (the work only moved between the two busy cores), storing previous versions uncompressed, smaller bundles (a larger store, a slower first scan), two writing threads instead of four, and buffers reused across rewinds (no fewer page faults). ' +
       'Full runs on a busier machine measured 1.01–1.09× on the real tree and 0.75–1.03× on the generated one, with the library run from its TypeScript sources through tsx; on a quiet machine, built as users import it, 0.67–0.84× on the real tree in four full runs (0.91× for the same code run through tsx).',
@@ -75,7 +75,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
   {
     report: 'edit',
     text:
-      'Tracked Edit, first edit of a file (issue 9, item 2): tracking adds hashing the file and the bytes written, one append to the pack kept open (header and bytes in one `writev`), and one log append that holds both the first-backup record and the record of the write it is taken for. No file is created per backup. ' +
+      'Tracked Edit, first edit of a file: tracking adds hashing the file and the bytes written, one append to the pack kept open (header and bytes in one `writev`), and one log append that holds both the first-backup record and the record of the write it is taken for. No file is created per backup. ' +
       'Most of an Edit\'s time is creating its temporary file and renaming it over the old one, which the untracked Edit does too; on this machine\'s ext4 (no journal) a create costs more or less depending on what was deleted near the directory lately, so all contenders\' files share one directory, and the ratio still moves with it (partial runs on one afternoon: 1.06–1.53×). ' +
       'Timing probes put the tracking itself at 150–210 µs (state and hash 22–27, records and hash of the new bytes 27–35, pack append 48–70, log lines 31–46, session state 16–24). The scenario runs that code about 130 times, too few for V8 to optimize it (`--trace-opt`); in a script of 1,500 Edits per process the ratio was 1.10×. ' +
       'Measured and not kept: creating the temporary file on the thread pool while the backup is taken (a create there cost 51 µs against 12 µs on this thread).',
@@ -84,14 +84,14 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
     report: 'checkpoint',
     label: '20,000 files',
     text:
-      'Per-turn checkpoint at 20,000 files (issue 9, item 1): rewindable\'s checkpoint does not grow with the project (a plain `lstat` of each of the 20 tracked files, then a read, hash and backup of the 5 changed ones, one pack append and one log append: 91 system calls by strace), so the ratio follows git\'s own time and rewindable\'s few milliseconds, both of which move with the machine\'s load. ' +
+      'Per-turn checkpoint at 20,000 files: rewindable\'s checkpoint does not grow with the project (a plain `lstat` of each of the 20 tracked files, then a read, hash and backup of the 5 changed ones, one pack append and one log append: 91 system calls by strace), so the ratio follows git\'s own time and rewindable\'s few milliseconds, both of which move with the machine\'s load. ' +
       'The same checkpoint takes about 2 ms right after other work and 3.3–3.5 ms after a 2-second pause, as in the benchmark\'s realistic turns: an idle virtual processor comes back with cold caches, and a checkpoint is a few milliseconds of many small steps.',
   },
   {
     report: 'capture',
     label: 'incremental',
     text:
-      'Incremental capture scans (issue 6): every file in scope is `lstat`ed each turn, as git does for its index. Directory listings are reused while a directory is unchanged, `.gitignore` verdicts while the rules are, and unchanged files are decided by a plain lstat compared as numbers; the scan lands below git\'s cost in most runs, near it in loaded ones.',
+      'Incremental capture scans: every file in scope is `lstat`ed each turn, as git does for its index. Directory listings are reused while a directory is unchanged, `.gitignore` verdicts while the rules are, and unchanged files are decided by a plain lstat compared as numbers; the scan lands below git\'s cost in most runs, near it in loaded ones.',
   },
 ];
 
@@ -104,7 +104,7 @@ function gapsOf(targets: readonly TargetRow[]): string[] {
     ...(missed.length === 0 ? ['Every target was met in this run.'] : []),
     ...explained.map((gap) => gap.text),
     ...unexplained.map(({ report, row }) => `${report.title}, ${row.label}: missed in this run, with no profile on record; rerun on a quiet machine before drawing conclusions.`),
-    'Ratios near a target (the 50× checkpoint, the 1.5× tracked Edit, the capture scans and rewinds) move by 10–25% between runs with the machine\'s load; the tables here are one full run, as the issue asks.',
+    'Ratios near a target (the 50× checkpoint, the 1.5× tracked Edit, the capture scans and rewinds) move by 10–25% between runs with the machine\'s load; the tables here are one full run.',
   ];
 }
 
@@ -175,7 +175,7 @@ export function markdownReport(reports: readonly ScenarioReport[], run: RunDescr
     '',
   ];
   for (const report of reports) {
-    lines.push(`## ${report.title} (${report.source})`, '', ...report.method.map((sentence) => `- ${sentence}`), '', ...table(report.rows), '');
+    lines.push(`## ${report.title}`, '', ...report.method.map((sentence) => `- ${sentence}`), '', ...table(report.rows), '');
     if (report.chart !== undefined && run.chartFile !== undefined) lines.push(`![${report.title}](${run.chartFile})`, '');
   }
   lines.push(

@@ -15,5 +15,5 @@ export function printReport(report: ScenarioReport): string {
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ');
-  return [`\n## ${report.title} (${report.source})`, format(header), format(widths.map((width) => '-'.repeat(width))), ...lines.map(format)].join('\n');
+  return [`\n## ${report.title}`, format(header), format(widths.map((width) => '-'.repeat(width))), ...lines.map(format)].join('\n');
 }

@@ -41,8 +41,6 @@ export interface ChartPoint {
 export interface ScenarioReport {
   id: string;
   title: string;
-  /** The issue (and item) whose target this is. */
-  source: string;
   /** How the scenario is run, for the reader of docs/benchmarks.md. */
   method: string[];
   rows: Row[];

@@ -192,7 +192,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
       sessions.git.git!.run(['checkout', '--no-overlay', sessions.git.latest, '--', '.']);
       for (const durability of durabilities) await sessions[durability].manager!.rewindFiles(undo[durability]!);
     }
-    // The command as issue 6 words it, once: without --no-overlay, files created in later turns (committed since) stay.
+    // The command as the capture target words it, once: without --no-overlay, files created in later turns (committed since) stay.
     await sleep(settleMs);
     await settleDisk();
     let leftBehind = 0;
@@ -258,7 +258,6 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
     return {
       id: 'capture',
       title: `Capture scope vs shadow git: ${spec.label}`,
-      source: 'issue 6, performance',
       method: [
         `The tree: ${spec.describe}; ${original.size.toLocaleString('en-US')} files, ${(size.bytes / 1e6).toFixed(0)} MB; ${gitFiles.toLocaleString('en-US')} of them in scope (both tools agree on the count).`,
         "Contenders, each on its own identical copy: rewindable with `capture: true` (defaults: `.gitignore` honoured, `.git` and `node_modules` left out) and durability 'none' or 'full', and a shadow git repository (GIT_DIR outside the project, automatic gc off). " +

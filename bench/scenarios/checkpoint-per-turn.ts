@@ -169,7 +169,6 @@ function report(projects: ProjectUnderTest[], targetSize: number, context: Scena
   return {
     id: 'checkpoint',
     title: 'Per-turn checkpoint against project size',
-    source: 'issue 9, item 1',
     method: [
       `Generated projects of ${projects.map((project) => project.files.toLocaleString('en-US')).join(' / ')} source-like files (${averageFileBytes / 1000} KB on average). ` +
         `The session has tracked ${trackedCount} files; each turn changes ${changedPerTurn} of them (a one-line edit, rotating through the 20), then the next user message's \`checkpoint()\` is timed.`,

@@ -75,7 +75,6 @@ export const dryRunStatistics: Scenario = {
       const report: ScenarioReport = {
         id: 'dry-run',
         title: `Dry-run statistics over ${fileCount.toLocaleString('en-US')} modified files`,
-        source: 'issue 9, item 4',
         method: [
           `${fileCount.toLocaleString('en-US')} tracked source-like files of 10 KiB, each then edited through a tool-like write (two lines changed, one inserted, one removed).`,
           'Timed: `rewindFiles(first checkpoint, { dryRun: true })` (reads every file and its backup, exact line statistics per file) against `git diff --numstat` in the shadow repository (the same tree, committed before the edits). ' +

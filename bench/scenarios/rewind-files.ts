@@ -104,7 +104,6 @@ export const rewindFiles: Scenario = {
       const report: ScenarioReport = {
         id: 'rewind',
         title: `Rewind of ${fileCount.toLocaleString('en-US')} files of 10 KB`,
-        source: 'issue 9, item 3',
         method: [
           `One project of ${fileCount.toLocaleString('en-US')} source-like files of ${fileBytes / 1024} KiB, which every contender works on in turn: two rewindable sessions (durability 'none' and 'full') and a shadow git repository. ` +
             'Before every sample (untimed) every file gets new content, written in place and reported as a tool write to both sessions, then each session takes the next checkpoint and git commits (`add -A` + `commit`), as when the user asks to undo a turn that rewrote them; then `sync`, so that no sample pays for writing out the pages of another.',

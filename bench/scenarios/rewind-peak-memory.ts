@@ -74,7 +74,6 @@ export const rewindPeakMemory: Scenario = {
       const report: ScenarioReport = {
         id: 'memory',
         title: `Peak memory rewinding ${fileCount.toLocaleString('en-US')} files of 1 MB`,
-        source: 'issue 9, item 6',
         method: [
           `${fileCount.toLocaleString('en-US')} files of ${fileBytes.toLocaleString('en-US')} bytes of source-like text (${((fileCount * fileBytes) / 1e9).toFixed(1)} GB), tracked in one checkpoint, then each changed in place. ` +
             "Durability 'none' (the memory a rewind needs does not depend on fsync; it keeps the run short).",

@@ -79,7 +79,6 @@ export const storeSize: Scenario = {
       const report: ScenarioReport = {
         id: 'store-size',
         title: `Store size for ${versions} versions of a ${fileBytes / 1000} KB file`,
-        source: 'issue 9, item 5',
         method: [
           `One source-like text file of ${fileBytes / 1000} KB. Each of ${versions - 1} turns takes a checkpoint, then replaces one line through the Edit tool; a last checkpoint records the ${versions}th version. ` +
             'The shadow repository commits the same contents at the same points (`add -A` + `commit`).',

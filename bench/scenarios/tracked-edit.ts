@@ -129,7 +129,6 @@ export const trackedEdit: Scenario = {
       const report: ScenarioReport = {
         id: 'edit',
         title: 'Tracked Edit of a 10 KB file',
-        source: 'issue 9, item 2',
         method: [
           `The built-in Edit tool (\`manager.tools.edit\`) replaces the first line of a ${fileBytes / 1024} KiB source-like file. ` +
             `Rewindable backs a file up only the first time the session sees it (a later \`trackEdit\` of the same path does nothing), so every timed sample edits a file the session has never tracked; ` +
