@@ -13,7 +13,7 @@ import { sameState } from '../session/session-state.js';
 import { sha256, type BlobRead } from '../store/session-log.js';
 import { removeEmptyDirectories } from './created-directories.js';
 import type { LineStatsCache } from './stats-cache.js';
-import { countChange, leftAlone, measureChange, recallStats, refuseOutside, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
+import { countChange, leftAlone, measureChange, recallStats, refuseStoredPath, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -62,7 +62,7 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
   // Plans only hold tracked paths, which were confined when loaded; a write outside the roots is refused all the same.
   const outside = changes.filter((change) => !isConfined(change.path, context.confinement));
   if (outside.length > 0) {
-    outcome.skipped.push(...outside.map((change) => refuseOutside(change.path)));
+    outcome.skipped.push(...outside.map((change) => refuseStoredPath(change.path, 'outside-project')));
     changes = changes.filter((change) => !outside.includes(change));
   }
   const touchedDirectories = new Set<string>();

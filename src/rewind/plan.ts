@@ -15,9 +15,10 @@ import type { LineStatsCache } from './stats-cache.js';
  * run is this plan and nothing more; the real run applies it.
  */
 
-/** Why a path is left alone. The first seven are the safety refusals counted in `skippedLinks`. */
+/** Why a path is left alone. The first eight are the safety refusals counted in `skippedLinks`. */
 export type SkipReason =
   | 'outside-project'
+  | 'invalid-path'
   | 'symlink'
   | 'hard-link'
   | 'not-regular'
@@ -30,6 +31,7 @@ export type SkipReason =
 
 export const safetyRefusals: ReadonlySet<SkipReason> = new Set([
   'outside-project',
+  'invalid-path',
   'symlink',
   'hard-link',
   'not-regular',
@@ -151,16 +153,19 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
     if (outcome.change !== undefined) plan.changes.push(outcome.change);
     if (outcome.skipped !== undefined) plan.skipped.push(outcome.skipped);
   }
-  if (context.only === undefined) plan.skipped.push(...[...context.state.outsidePaths.keys()].map(refuseOutside));
+  if (context.only === undefined) plan.skipped.push(...[...context.state.refusedPaths].map(([absolute, reason]) => refuseStoredPath(absolute, reason)));
   if (context.directories !== undefined) plan.directoriesRemoved = plannedRemovals(context.state, targetIndex, plan.changes, context.directories);
   return plan;
 }
 
-/** A path a record names outside the roots (`SessionState.outsidePaths`): damage, reported by every rewind, never touched. */
-export function refuseOutside(absolute: string): SkippedPath {
+/** A path a record names that is never acted on (`SessionState.refusedPaths`): reported by every rewind, never touched. */
+export function refuseStoredPath(absolute: string, reason: 'outside-project' | 'invalid-path'): SkippedPath {
+  if (reason === 'invalid-path') {
+    return leftAlone(absolute, reason, 'the session log names it, but no file can have that name (a NUL byte, or a name over 255 bytes), so it is never read or written; the log was altered or damaged');
+  }
   return leftAlone(
     absolute,
-    'outside-project',
+    reason,
     'the session log names it, but it is outside the project root and the extra roots (or inside the store), so it is never read or written; ' +
       'the log was altered or comes from elsewhere, unless the path is in an extra root this session is no longer opened with',
   );

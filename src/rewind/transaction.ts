@@ -322,6 +322,7 @@ function endRecord(session: Session, rewindId: string, status: RewindEndRecord['
   };
 }
 
+/** The failure's message, without a final period: it is quoted inside a sentence. */
 function describeFailure(failure: { error: unknown }): string {
-  return failure.error instanceof Error ? failure.error.message : String(failure.error);
+  return (failure.error instanceof Error ? failure.error.message : String(failure.error)).replace(/\.$/, '');
 }

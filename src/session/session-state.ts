@@ -94,12 +94,14 @@ export class SessionState {
   private readonly checkpointRecordedAt: number[] = [];
 
   /**
-   * Paths that records name outside the project root and the extra roots (or
-   * inside the store), absolute, with the path as stored: damage (a crafted
-   * or foreign log), or an extra root the session is no longer opened with.
+   * Paths records name that are never acted on, absolute (normalized), with
+   * why: `outside-project`, outside the project root and the extra roots or
+   * inside the store (a crafted or foreign log, or an extra root the session
+   * is no longer opened with); `invalid-path`, a name no file can have (a NUL
+   * byte, a name over 255 bytes: only a damaged or crafted log holds one).
    * They are never tracked, read or written; every rewind reports them.
    */
-  readonly outsidePaths = new Map<string, string>();
+  readonly refusedPaths = new Map<string, 'outside-project' | 'invalid-path'>();
 
   /** `confinement`: where the paths records name may lead besides the root (see `isConfined`); by default nowhere. */
   constructor(
@@ -302,13 +304,14 @@ export class SessionState {
     return [...this.paths.values()].filter((tracked) => tracked.versions[0]!.checkpointIndex <= checkpointIndex);
   }
 
-  /** The path's tracked entry with the version added; undefined for a path outside the roots (`outsidePaths`). */
+  /** The path's tracked entry with the version added; undefined for a path never acted on (`refusedPaths`). */
   private recordVersion(storedPath: string, checkpointIndex: number, state: FileState, observed: Observation | undefined): TrackedPath | undefined {
     const absolute = fromStoredPath(storedPath, this.root);
     let tracked = this.paths.get(absolute);
     if (tracked === undefined) {
-      if (!isConfined(absolute, { root: this.root, ...this.confinement })) {
-        this.outsidePaths.set(absolute, storedPath);
+      const refusal = !isConfined(absolute, { root: this.root, ...this.confinement }) ? 'outside-project' : isNameable(absolute) ? undefined : 'invalid-path';
+      if (refusal !== undefined) {
+        this.refusedPaths.set(path.normalize(absolute), refusal);
         return;
       }
       tracked = { path: absolute, storedPath, versions: [] };
@@ -327,6 +330,17 @@ export class SessionState {
     noteSeen(tracked, state, observed);
     return tracked;
   }
+}
+
+/** Longest name of one directory entry, in bytes (NAME_MAX on Linux and macOS). */
+const maxNameBytes = 255;
+
+/** Whether a file can have this path at all: no NUL byte, no name over `maxNameBytes` bytes. */
+function isNameable(absolute: string): boolean {
+  if (absolute.includes('\0')) return false;
+  // The usual path is shorter than one name may be: nothing to split.
+  if (absolute.length <= maxNameBytes / 3 || Buffer.byteLength(absolute) <= maxNameBytes) return true;
+  return absolute.split(path.sep).every((name) => Buffer.byteLength(name) <= maxNameBytes);
 }
 
 /** Remembers content seen on disk together with its stat signature. */

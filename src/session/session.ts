@@ -37,7 +37,7 @@ export interface SessionOpenOptions {
   followMoves?: boolean;
   durable: boolean;
   maxFileBytes: number;
-  /** Where the paths its records name may lead besides the root (see `SessionState.outsidePaths`); by default nowhere. */
+  /** Where the paths its records name may lead besides the root (see `SessionState.refusedPaths`); by default nowhere. */
   confinement?: SessionConfinement;
   /** For a new session forked from another: written into its header. */
   forkedFrom?: { sessionId: string; messageId: string };

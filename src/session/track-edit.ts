@@ -1,4 +1,5 @@
-import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { fileIoError, RewindableError, RewindableErrorCode } from '../errors.js';
+import { inspectPath } from '../fs/inspect-path.js';
 import type { FileState, LogRecord, TrackRecord } from '../schemas.js';
 import { sha256 } from '../store/session-log.js';
 import { now } from './clock.js';
@@ -34,7 +35,11 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
       `trackEdit(${JSON.stringify(asGiven)}) was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.`,
     );
   }
-  if (session.state.paths.has(absolute)) return false;
+  const tracked = session.state.paths.get(absolute);
+  if (tracked !== undefined) {
+    assertStillWritable(asGiven, absolute, session.state.latestVersion(tracked).state, session.maxFileBytes, alreadyRead === undefined);
+    return false;
+  }
   // A caller that just read the file through its pinned directory (a built-in tool) hands its reading over.
   const observation = alreadyRead?.() ?? observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
   if (observation.state.kind === 'file' && observation.state.size > session.maxFileBytes) {
@@ -59,6 +64,43 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
   }
   await session.append(records, backup === undefined ? [] : [backup]);
   return intended !== undefined;
+}
+
+/**
+ * A tracked path needs no new backup, but a write to it may still be unsafe:
+ * when the latest checkpoint holds no bytes of it (it was over the cap, a
+ * link, not a regular file, behind a moved directory), a write would lose
+ * what it held then for good; and a caller that writes by itself (`trackEdit`,
+ * not a built-in tool, which refuses links on its own) must not write through
+ * a link or a moved directory that appeared since.
+ */
+function assertStillWritable(filePath: string, absolute: string, latest: FileState, maxFileBytes: number, checkNow: boolean): void {
+  if (latest.kind !== 'file' && latest.kind !== 'absent') {
+    const what =
+      latest.kind === 'too-large'
+        ? `was ${latest.size} bytes, over the backup size cap of ${maxFileBytes} bytes,`
+        : latest.kind === 'symlink'
+          ? 'was a symbolic link'
+          : latest.kind === 'not-regular'
+            ? `was a ${latest.fileType}`
+            : 'was behind a moved directory or a link';
+    throw new RewindableError(
+      latest.kind === 'too-large' ? RewindableErrorCode.FILE_TOO_LARGE : latest.kind === 'not-regular' ? RewindableErrorCode.NOT_A_REGULAR_FILE : RewindableErrorCode.PATH_IS_LINK,
+      `${filePath} ${what} at the latest checkpoint, so that checkpoint holds no backup of it, and a write now would lose its content for good. ` +
+        (latest.kind === 'too-large' ? 'Raise maxFileBytes and take a new checkpoint to change it.' : 'Take a new checkpoint once it is a regular file again.'),
+      { details: { path: filePath } },
+    );
+  }
+  if (!checkNow) return;
+  let now: ReturnType<typeof inspectPath>;
+  try {
+    now = inspectPath(absolute, { maxBytes: maxFileBytes, read: false });
+  } catch (error) {
+    throw fileIoError('check', absolute, error);
+  }
+  if (now.kind === 'symlink') assertTrackable(filePath, { kind: 'symlink' }, maxFileBytes, undefined);
+  if (now.kind === 'not-regular') assertTrackable(filePath, { kind: 'not-regular', fileType: now.fileType }, maxFileBytes, undefined);
+  if (now.kind === 'unsafe-parent') assertTrackable(filePath, { kind: 'unsafe-parent' }, maxFileBytes, now.reason);
 }
 
 /** trackEdit refuses what a checkpoint could never restore (SPEC 4). */

@@ -141,6 +141,30 @@ describe('paths read back from a store', () => {
   });
 });
 
+describe('paths no file can have', () => {
+  it('a crafted log naming a path with a NUL byte or a name over 255 bytes leaves the session usable, reported as invalid-path', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'a: original\n');
+    const writer = await project.open();
+    const turn = await writer.checkpoint(newId());
+    await writer.tools.write({ file_path: 'a.txt', content: 'a: agent\n' });
+    await writer.close();
+    const logFile = filesystemStorage({ directory: project.store }).logPath({ projectKey: encodeProjectKey(project.root), sessionId: writer.sessionId });
+    const unnameable = ['a\u0000b.txt', `${'z'.repeat(300)}.txt`];
+    fs.appendFileSync(logFile, encodeLines(unnameable.map((name) => ({ type: 'track', checkpointId: turn, path: name, state: { kind: 'absent' }, at }))));
+
+    const manager = await project.open({ resume: writer.sessionId });
+    await manager.checkpoint(newId());
+    const preview = await manager.rewindFiles(turn, { dryRun: true });
+    expect(preview.canRewind).toBe(true);
+    expect((preview.skipped ?? []).map((entry) => entry.reason)).toEqual(['invalid-path', 'invalid-path']);
+    const result = await manager.rewindFiles(turn);
+    expect(result.filesChanged).toEqual([project.file('a.txt')]);
+    expect(result.skippedLinks).toBe(2);
+    expect(project.read('a.txt').toString()).toBe('a: original\n');
+  });
+});
+
 describe('applying a rewind', () => {
   it('refuses a change outside the roots whatever the plan says, checked again just before the write', async () => {
     const project = tempProject();

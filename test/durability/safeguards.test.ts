@@ -98,6 +98,45 @@ describe('the backup size cap', () => {
     await manager.rewindFiles(turn);
     expect(sandbox.files()).toEqual({ 'grows.txt': 'small\n' });
   });
+
+  it('a tracked file the latest checkpoint holds no backup of (over the cap then) is not written: trackEdit and the tools refuse', async () => {
+    const { manager, sandbox } = await open({ 'grows.txt': 'small\n' }, { maxFileBytes: 100 });
+    await manager.checkpoint();
+    await manager.trackEdit('grows.txt');
+    sandbox.writeFiles({ 'grows.txt': `${'y'.repeat(500)}\n` }); // the user's content, over the cap
+    const turn = await manager.checkpoint(); // records it as too large: no bytes kept
+
+    await expect(manager.trackEdit('grows.txt')).rejects.toMatchObject({ code: 'FILE_TOO_LARGE', message: expect.stringContaining('at the latest checkpoint') });
+    await expect(manager.tools.write({ file_path: 'grows.txt', content: 'agent\n' })).rejects.toMatchObject({ code: 'FILE_TOO_LARGE', message: expect.stringContaining('at the latest checkpoint') });
+    expect(sandbox.files()).toEqual({ 'grows.txt': `${'y'.repeat(500)}\n` });
+
+    expect((await manager.rewindFiles(turn, { dryRun: true })).skipped).toEqual([expect.objectContaining({ reason: 'too-large' })]);
+
+    // Once a checkpoint holds it again (the cap raised), it can be written, and a rewind restores it.
+    await manager.close();
+    const raised = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none', resume: manager.sessionId, maxFileBytes: 1000 });
+    const later = await raised.checkpoint();
+    await raised.tools.write({ file_path: 'grows.txt', content: 'agent\n' });
+    await raised.rewindFiles(later);
+    expect(sandbox.files()).toEqual({ 'grows.txt': `${'y'.repeat(500)}\n` });
+    await raised.close();
+  });
+
+  it('a tracked path that became a link since is refused by trackEdit, so a harness never writes through it', async () => {
+    const { manager, sandbox, file } = await open({ 'a.txt': 'a\n' });
+    await manager.checkpoint();
+    await manager.trackEdit('a.txt');
+    const outside = path.join(path.dirname(sandbox.root), `outside-${path.basename(sandbox.root)}.txt`);
+    fs.writeFileSync(outside, 'OUTSIDE\n');
+    try {
+      fs.rmSync(file('a.txt'));
+      fs.symlinkSync(outside, file('a.txt'));
+      await expect(manager.trackEdit('a.txt')).rejects.toMatchObject({ code: 'PATH_IS_LINK' });
+      expect(fs.readFileSync(outside, 'utf8')).toBe('OUTSIDE\n');
+    } finally {
+      fs.rmSync(outside, { force: true });
+    }
+  });
 });
 
 describe('temporary files of crashed writes', () => {
