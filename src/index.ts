@@ -52,7 +52,9 @@ export type {
   ToolOptions,
   TrackToolOptions,
   WriteInput,
+  WriteNotRecordedWarning,
   WriteResult,
+  WriteWarningHandler,
 } from './tools/index.js';
 export type { CaptureOptions } from './capture/capture-options.js';
 export type { CommandChanges, ScanReport } from './capture/capture-scan.js';

@@ -70,7 +70,7 @@ export async function editFile(manager: CheckpointManager, input: EditInput, con
         replacements = replaced.count;
       }
       const bytes = encodeTextFile(after);
-      await writeTracked(manager, { tool: 'Edit', target, bytes, toolCallId: context.toolCallId });
+      await writeTracked(manager, { tool: 'Edit', target, bytes, toolCallId: context.toolCallId, onWarning: context.onWarning });
       const mark = after.byteOrderMark ? '\ufeff' : '';
       const summary = summarizeChange(filePath, before && { bytes: target.existing!.bytes, text: mark + before.text }, { bytes, text: mark + after.text });
       const type = target.existing === undefined ? 'create' : 'update';

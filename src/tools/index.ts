@@ -12,6 +12,7 @@ export { writeFile, type WriteResult } from './write.js';
 export { trackTool, type PathField, type PathSelector, type ToolExecutor, type TrackToolOptions } from './wrap.js';
 export type { ChangeSummary } from './change-summary.js';
 export type { ToolCallContext, ToolOptions } from './tool-context.js';
+export type { WriteNotRecordedWarning, WriteWarningHandler } from './tool-warnings.js';
 export {
   defaultMaxContentBytes,
   editInputSchema,
@@ -43,11 +44,15 @@ export interface ManagerTools {
  * await tools.edit({ file_path: 'README.md', old_string: 'v1', new_string: 'v2' }, { toolCallId: call.id });
  */
 export function createTools(manager: CheckpointManager, defaults: ToolOptions = {}): ManagerTools {
-  const withDefaults = (context: ToolCallContext = {}): ToolCallContext => ({ ...context, maxContentBytes: context.maxContentBytes ?? defaults.maxContentBytes });
+  const withDefaults = (context: ToolCallContext = {}): ToolCallContext => ({
+    ...context,
+    maxContentBytes: context.maxContentBytes ?? defaults.maxContentBytes,
+    onWarning: context.onWarning ?? defaults.onWarning,
+  });
   return {
     write: (input, context) => writeFile(manager, input, withDefaults(context)),
     edit: (input, context) => editFile(manager, input, withDefaults(context)),
     notebookEdit: (input, context) => editNotebook(manager, input, withDefaults(context)),
-    wrap: (executor, options) => trackTool(manager, executor, options),
+    wrap: (executor, options) => trackTool(manager, executor, { ...options, onWarning: options.onWarning ?? defaults.onWarning }),
   };
 }

@@ -89,7 +89,7 @@ export async function editNotebook(manager: CheckpointManager, input: NotebookEd
       const ending = dominantLineEnding(file.text);
       const json = `${stringifyJson(notebook.root)}\n`;
       const bytes = encodeTextFile({ text: ending === '\n' ? json : json.replaceAll('\n', '\r\n'), byteOrderMark: file.byteOrderMark });
-      await writeTracked(manager, { tool: 'NotebookEdit', target, bytes, toolCallId: context.toolCallId });
+      await writeTracked(manager, { tool: 'NotebookEdit', target, bytes, toolCallId: context.toolCallId, onWarning: context.onWarning });
       const cellId = cellName(cell, index);
       const cellType = String(cell.cell_type);
       const done = editMode === 'insert' ? 'Inserted' : editMode === 'delete' ? 'Deleted' : 'Replaced';

@@ -1,4 +1,5 @@
 import { defaultMaxContentBytes } from './input-schemas.js';
+import type { WriteWarningHandler } from './tool-warnings.js';
 
 /** Settings of the built-in tools. */
 export interface ToolOptions {
@@ -10,6 +11,13 @@ export interface ToolOptions {
    * @default 10485760 (10 MiB)
    */
   maxContentBytes?: number;
+  /**
+   * Told when a tool wrote its file but the record of that write could not
+   * be stored (the file was backed up before, so a rewind still restores
+   * it). The tool's result is returned all the same.
+   * @default a process warning (`process.emitWarning`, type `RewindableWarning`)
+   */
+  onWarning?: WriteWarningHandler;
 }
 
 /** Per-call context of a built-in tool. */

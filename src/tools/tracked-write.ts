@@ -6,12 +6,14 @@ import type { ObservedPath } from '../session/observe-path.js';
 import { sha256 } from '../store/session-log.js';
 import type { TargetFile } from './target-file.js';
 import { asToolError, toolFailed } from './tool-errors.js';
+import { reportWarning, writeNotRecorded, type WriteWarningHandler } from './tool-warnings.js';
 
 export interface TrackedWrite {
   tool: string;
   target: TargetFile;
   bytes: Uint8Array;
   toolCallId: string | undefined;
+  onWarning: WriteWarningHandler | undefined;
 }
 
 /**
@@ -24,7 +26,9 @@ export interface TrackedWrite {
  * visible waits for the backup, so the file never changes without a durable
  * pre-image. If tracking fails, the temporary file is removed and the target
  * was never touched. A first backup of an existing file carries the record
- * of the write in the same log append; otherwise it is recorded after.
+ * of the write in the same log append; otherwise it is recorded after, and a
+ * failure to record it then is a warning (`onWarning`), not the tool's: the
+ * file is written and was backed up first.
  *
  * A temporary file left by a process killed in between is swept when the
  * session is next opened, from the directories of its tracked paths. In a
@@ -100,7 +104,15 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
       throw toolFailed(tool, `${target.path} was written, but its directory could not be flushed to disk (${reason}); the change may not survive a power cut.`, { path: target.path }, error);
     }
   }
-  if (!writeRecorded) await manager.recordWriteResolved(target.path, { tool, content: bytes, ...(request.toolCallId !== undefined ? { toolCallId: request.toolCallId } : {}) });
+  if (!writeRecorded) await recordWritten(manager, request);
+}
+
+async function recordWritten(manager: CheckpointManager, { tool, target, bytes, toolCallId, onWarning }: TrackedWrite): Promise<void> {
+  try {
+    await manager.recordWriteResolved(target.path, { tool, content: bytes, ...(toolCallId !== undefined ? { toolCallId } : {}) });
+  } catch (error) {
+    reportWarning(onWarning, writeNotRecorded({ tool, toolCallId }, [target.path], error));
+  }
 }
 
 /** What the tool read of the target, handed to the backup so the file is not read twice. */

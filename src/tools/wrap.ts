@@ -1,5 +1,7 @@
 import type { CheckpointManager } from '../checkpoint-manager.js';
+import { recordCall } from './record-call.js';
 import { invalidToolInput } from './tool-errors.js';
+import type { WriteWarningHandler } from './tool-warnings.js';
 
 /** Any async tool executor: an input, then whatever else the framework passes. */
 export type ToolExecutor = (input: never, ...rest: never[]) => Promise<unknown>;
@@ -27,6 +29,13 @@ export interface TrackToolOptions<Executor extends ToolExecutor> {
   tool?: string;
   /** Finds the framework's tool call id in the call's arguments, to record with each write. */
   toolCallId?: (...args: Parameters<Executor>) => string | undefined;
+  /**
+   * Told when the executor ran but the record of what it wrote could not be
+   * stored (its files were backed up before, so a rewind still restores
+   * them). The executor's result is returned all the same.
+   * @default a process warning (`process.emitWarning`, type `RewindableWarning`)
+   */
+  onWarning?: WriteWarningHandler;
 }
 
 /**
@@ -35,8 +44,9 @@ export interface TrackToolOptions<Executor extends ToolExecutor> {
  * fails (a path outside the project, a link, no checkpoint yet ...), the call
  * is refused with a `RewindableError` and the executor does not run. Once the
  * executor resolves, what it wrote is recorded (`recordWrite`) and its result
- * returned. Errors of the executor itself propagate unchanged. The wrapped
- * function has the executor's exact type.
+ * returned, also when that record fails (`onWarning` is told). Errors of the
+ * executor itself propagate unchanged. The wrapped function has the
+ * executor's exact type.
  *
  * @example
  * const writeConfig = trackTool(manager, async (input: { target: string; json: object }) => {
@@ -51,8 +61,7 @@ export function trackTool<Executor extends ToolExecutor>(manager: CheckpointMana
     const files = [...new Set(selectPaths(tool, options.paths as LoosePathSelector, args[0]).map((file) => manager.resolvePath(file)))];
     for (const file of files) await manager.trackEdit(file);
     const output = await (executor as unknown as (...values: unknown[]) => Promise<unknown>).apply(this, args);
-    const toolCallId = options.toolCallId?.(...args);
-    for (const file of files) await manager.recordWrite(file, { tool, ...(toolCallId !== undefined ? { toolCallId } : {}) });
+    await recordCall(manager, { tool, toolCallId: options.toolCallId?.(...args) }, files, options.onWarning);
     return output;
   };
   Object.defineProperty(tracked, 'name', { value: executor.name });

@@ -35,7 +35,7 @@ export async function writeFile(manager: CheckpointManager, input: WriteInput, c
     const target = openTargetFile('Write', filePath, maxContentBytes);
     try {
       const bytes = Buffer.from(content, 'utf8');
-      await writeTracked(manager, { tool: 'Write', target, bytes, toolCallId: context.toolCallId });
+      await writeTracked(manager, { tool: 'Write', target, bytes, toolCallId: context.toolCallId, onWarning: context.onWarning });
       const summary = summarizeChange(filePath, target.existing && { bytes: target.existing.bytes }, { bytes, text: content });
       const type = target.existing === undefined ? 'create' : 'update';
       const message =

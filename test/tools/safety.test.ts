@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { storeLosingWriteRecords } from '../helpers/failing-write-records.js';
+import { tempProject } from '../helpers/temp-project.js';
 import { failsWithoutChanges, newId, snapshotTree, toolSession, trackedPaths } from './tool-session.js';
 
 describe('the tools never write through a link or outside the project', () => {
@@ -155,5 +157,50 @@ describe('a tool never writes unless its backup was taken', () => {
     expect(project.read('shared.txt').toString()).toBe(lines.map((line) => `${line} edited\n`).join(''));
     await manager.rewindFiles(turn);
     expect(project.read('shared.txt').toString()).toBe(`${lines.join('\n')}\n`);
+  });
+});
+
+describe('a tool that wrote its file says so, also when the record of the write fails', () => {
+  it('Write, Edit, NotebookEdit and a wrapped executor return their result, and a process warning names the missing record; the rewind still restores every byte', async () => {
+    const project = tempProject();
+    project.write('notes.txt', 'one\n');
+    project.write('untracked.txt', 'untracked\n');
+    project.write('n.ipynb', '{"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "x = 1", "outputs": [], "execution_count": null}], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}\n');
+    const initial = snapshotTree(project.root);
+    const store = storeLosingWriteRecords(project.store);
+    const manager = await project.open({ storage: store.storage });
+    const turn = await manager.checkpoint(newId());
+    for (const file of ['notes.txt', 'n.ipynb']) await manager.trackEdit(file);
+    const save = manager.tools.wrap(async (input: { target: string }) => (fs.writeFileSync(project.file(input.target), 'saved\n'), 'saved'), { paths: ['target'], tool: 'save' });
+    const warnings: Error[] = [];
+    const onProcessWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onProcessWarning);
+    store.loseConnection();
+    try {
+      expect((await manager.tools.write({ file_path: 'new/a.txt', content: 'a\n' })).message).toBe('Created new/a.txt (1 line).');
+      expect((await manager.tools.edit({ file_path: 'notes.txt', old_string: 'one', new_string: 'two' })).message).toMatch(/^Updated notes\.txt: 1 replacement/);
+      expect((await manager.tools.notebookEdit({ notebook_path: 'n.ipynb', cell_id: 'c1', new_source: 'x = 2' })).message).toMatch(/^Replaced code cell c1/);
+      expect(await save({ target: 'saved.txt' })).toBe('saved');
+      // An untracked file's first backup is stored with the record of its write: that Edit did not run, and says so.
+      expect(await failsWithoutChanges(project, () => manager.tools.edit({ file_path: 'untracked.txt', old_string: 'untracked', new_string: 'changed' }))).toMatchObject({ code: 'STORE_IO' });
+      await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onProcessWarning);
+    }
+    expect(project.read('new/a.txt').toString()).toBe('a\n');
+    expect(project.read('notes.txt').toString()).toBe('two\n');
+    expect(project.read('n.ipynb').toString()).toContain('x = 2');
+    expect(project.read('saved.txt').toString()).toBe('saved\n');
+    expect(warnings.map((warning) => [warning.name, (warning as Error & { code?: string }).code])).toEqual(Array(4).fill(['RewindableWarning', 'REWINDABLE_WRITE_NOT_RECORDED']));
+    expect(warnings.map((warning) => warning.message.match(/^rewindable could not record what (\w+) wrote to (\S+), so/)?.slice(1))).toEqual([
+      ['Write', project.file('new/a.txt')],
+      ['Edit', project.file('notes.txt')],
+      ['NotebookEdit', project.file('n.ipynb')],
+      ['save', project.file('saved.txt')],
+    ]);
+
+    store.reconnect();
+    await manager.rewindFiles(turn);
+    expect(Object.fromEntries(Object.entries(snapshotTree(project.root)).filter(([name]) => !name.endsWith('/')))).toEqual(initial);
   });
 });
