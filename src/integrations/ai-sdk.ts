@@ -11,3 +11,4 @@
 export { trackTools, type TrackToolOptions, type TrackToolSetOptions } from './ai-sdk/track-tools.js';
 export { editTool, fileTools, notebookEditTool, writeTool, type EditToolInput, type NotebookEditToolInput, type WriteToolInput } from './ai-sdk/file-tools.js';
 export { checkpointIdFor, checkpointUserMessage, type CheckpointUserMessageOptions } from './user-message.js';
+export type { WriteNotRecordedWarning, WriteWarningHandler } from '../tools/tool-warnings.js';

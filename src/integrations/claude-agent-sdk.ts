@@ -15,6 +15,8 @@ export {
   type CheckpointHooks,
   type CheckpointHooksOptions,
   type CheckpointWarning,
+  type PromptNotMatchedWarning,
 } from './claude-agent-sdk/checkpoint-hooks.js';
 export { mergeHooks, type HookMap } from './claude-agent-sdk/merge-hooks.js';
 export { checkpointIdFor, checkpointUserMessage, type CheckpointUserMessageOptions } from './user-message.js';
+export type { WriteNotRecordedWarning, WriteWarningHandler } from '../tools/tool-warnings.js';

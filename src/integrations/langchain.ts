@@ -10,3 +10,4 @@
 export { checkpointMiddleware, defaultFileToolNames, type CheckpointMiddlewareOptions, type ToolCallPaths } from './langchain/checkpoint-middleware.js';
 export { trackStructuredTool, type StructuredToolInput, type TrackStructuredToolOptions } from './langchain/track-structured-tool.js';
 export { checkpointIdFor, checkpointUserMessage, type CheckpointUserMessageOptions } from './user-message.js';
+export type { WriteNotRecordedWarning, WriteWarningHandler } from '../tools/tool-warnings.js';

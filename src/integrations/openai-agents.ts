@@ -12,3 +12,4 @@
 export { trackFunctionTool, type AnyFunctionTool, type FunctionToolInput, type TrackFunctionToolOptions } from './openai-agents/track-function-tool.js';
 export { trackApplyPatchTool, trackEditor, type TrackEditorOptions } from './openai-agents/track-editor.js';
 export { checkpointIdFor, checkpointUserMessage, type CheckpointUserMessageOptions } from './user-message.js';
+export type { WriteNotRecordedWarning, WriteWarningHandler } from '../tools/tool-warnings.js';

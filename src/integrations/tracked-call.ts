@@ -1,5 +1,7 @@
 import type { CheckpointManager } from '../checkpoint-manager.js';
 import { RewindableError } from '../errors.js';
+import { recordCall, type RecordedCall } from '../tools/record-call.js';
+import type { WriteWarningHandler } from '../tools/tool-warnings.js';
 
 /**
  * Input fields read for paths when an adapter is not told which fields hold
@@ -11,13 +13,8 @@ export const defaultPathFields = ['file_path', 'notebook_path', 'path'] as const
 /** A path selector for any input (adapters see inputs the framework has typed loosely). */
 export type LoosePathSelector = readonly string[] | ((input: never) => unknown);
 
-/** What one tracked tool call is. */
-export interface TrackedCall {
-  /** The tool's name, recorded with each write. */
-  tool: string;
-  /** The framework's id of this tool call. */
-  toolCallId: string | undefined;
-  /** The files the call will write (as the input names them). */
+/** What one tracked tool call is: the tool, its call id, and the files it will write (as the input names them). */
+export interface TrackedCall extends RecordedCall {
   paths: readonly string[];
 }
 
@@ -50,12 +47,6 @@ export async function trackCall(manager: CheckpointManager, call: TrackedCall): 
   return files;
 }
 
-/** Records what the call wrote to each of its files, with the tool and call id. */
-export async function recordCall(manager: CheckpointManager, call: TrackedCall, files: readonly string[]): Promise<void> {
-  const details = { tool: call.tool, ...(call.toolCallId !== undefined ? { toolCallId: call.toolCallId } : {}) };
-  for (const file of files) await manager.recordWrite(file, details);
-}
-
 /** What the model is told when a call is refused because its files could not be backed up. */
 export function refusalReason(call: Pick<TrackedCall, 'tool' | 'paths'>, error: unknown): string {
   const files = call.paths.length > 0 ? call.paths.join(', ') : 'its files';
@@ -68,36 +59,38 @@ export function refusalError(call: Pick<TrackedCall, 'tool' | 'paths'>, error: u
   return new RewindableError(error.code, refusalReason(call, error), { cause: error, details: error.details });
 }
 
+export interface RunTrackedOptions<Result> {
+  /** The result to give instead of running the call when tracking fails; without it, the refusal is thrown (`refusalError`). */
+  refuse?: (reason: string, error: unknown) => Result | PromiseLike<Result>;
+  /** Replaces `recordCall`, for a framework that tells the call's id only once the call has run. It must not reject. */
+  record?: (files: readonly string[]) => Promise<void>;
+  /** Told when the call ran but its write could not be recorded (`recordCall`). */
+  onWarning?: WriteWarningHandler | undefined;
+}
+
 /**
  * Runs a tool call between `trackCall` and `recordCall`. When tracking
- * fails, the call does not run: `refuse` gives the result to return instead,
- * else the refusal is thrown (`refusalError`). A result that is an async
- * iterable (a streaming tool's output) is written while it is iterated, so
- * its writes are recorded once the iteration ends. Errors of the call itself
- * propagate unchanged. `record` replaces `recordCall` for a framework that
- * tells the call's id only once the call has run.
+ * fails, the call does not run, and is refused (`refuse`). Once it has run,
+ * its outcome is its own, result or error, unchanged: a write that cannot be
+ * recorded then is a warning. A result that is an async iterable (a streaming
+ * tool's output) is written while it is iterated, so its writes are recorded
+ * once the iteration ends.
  */
-export async function runTracked<Result>(
-  manager: CheckpointManager,
-  call: TrackedCall,
-  run: () => Result | PromiseLike<Result>,
-  refuse?: (reason: string, error: unknown) => Result | PromiseLike<Result>,
-  record: (files: readonly string[]) => Promise<void> = (files) => recordCall(manager, call, files),
-): Promise<Result> {
+export async function runTracked<Result>(manager: CheckpointManager, call: TrackedCall, run: () => Result | PromiseLike<Result>, options: RunTrackedOptions<Result> = {}): Promise<Result> {
+  const record = options.record ?? ((files) => recordCall(manager, call, files, options.onWarning));
   let files: string[];
   try {
     files = await trackCall(manager, call);
   } catch (error) {
-    if (refuse === undefined) throw refusalError(call, error);
-    return await refuse(refusalReason(call, error), error);
+    if (options.refuse === undefined) throw refusalError(call, error);
+    return await options.refuse(refusalReason(call, error), error);
   }
   let result: Result;
   try {
     result = await run();
   } catch (error) {
     // A failed call may have written part of a file; that is still the agent's write, not a conflict.
-    // The call's own error is the one to report, so a failure to record is dropped here.
-    await record(files).catch(() => {});
+    await record(files);
     throw error;
   }
   if (files.length > 0 && isAsyncIterable(result)) return recordAfter(files, result, record) as Result;
@@ -106,14 +99,14 @@ export async function runTracked<Result>(
 }
 
 /** `runTracked` for a call that is itself an async generator: tracks before the first value, records after the last. */
-export async function* streamTracked<Value>(manager: CheckpointManager, call: TrackedCall, run: () => AsyncIterable<Value>): AsyncGenerator<Value> {
+export async function* streamTracked<Value>(manager: CheckpointManager, call: TrackedCall, run: () => AsyncIterable<Value>, onWarning: WriteWarningHandler | undefined): AsyncGenerator<Value> {
   let files: string[];
   try {
     files = await trackCall(manager, call);
   } catch (error) {
     throw refusalError(call, error);
   }
-  yield* recordAfter(files, run(), (written) => recordCall(manager, call, written));
+  yield* recordAfter(files, run(), (written) => recordCall(manager, call, written, onWarning));
 }
 
 export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {

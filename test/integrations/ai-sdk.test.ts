@@ -5,7 +5,8 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RewindableError } from '../../src/index.js';
-import { checkpointIdFor, checkpointUserMessage, fileTools, trackTools, writeTool } from '../../src/integrations/ai-sdk.js';
+import { checkpointIdFor, checkpointUserMessage, fileTools, trackTools, writeTool, type WriteNotRecordedWarning } from '../../src/integrations/ai-sdk.js';
+import { storeLosingWriteRecords } from '../helpers/failing-write-records.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
 import { toolCallsSince } from './helpers/tool-calls.js';
@@ -204,6 +205,83 @@ describe('AI SDK: generateText with MockLanguageModelV3', () => {
     expect(fs.existsSync(outside)).toBe(false);
     expect(fs.readFileSync(path.join(project.outside, 'target.txt'), 'utf8')).toBe('outside\n');
     expect(project.snapshot()).toEqual(before);
+  });
+
+  it('a call that ran reaches the model as it ran, result or error, when the record of its write fails; onWarning is told, and the rewind still restores every byte', async () => {
+    let store!: ReturnType<typeof storeLosingWriteRecords>;
+    const { project, manager, initial } = await agentProject((project) => {
+      store = storeLosingWriteRecords(project.store);
+      return { storage: store.storage };
+    });
+    const warnings: WriteNotRecordedWarning[] = [];
+    const onWarning = (warning: WriteNotRecordedWarning) => warnings.push(warning);
+    const generate = tool({
+      inputSchema: z.object({ file_path: z.string() }),
+      async *execute({ file_path }) {
+        fs.writeFileSync(project.file(file_path), 'generated\n');
+        yield { status: 'done' as const };
+      },
+    });
+    const halfDone = tool({
+      inputSchema: z.object({ path: z.string() }),
+      execute: async ({ path: target }): Promise<string> => {
+        fs.writeFileSync(project.file(target), 'half\n');
+        throw new Error('the formatter crashed after writing');
+      },
+    });
+    const tools = {
+      ...fileTools(manager, { onWarning }),
+      ...trackTools(manager, { appendLine: appendLineTool(project.root), generate, halfDone }, { paths: { appendLine: ['target'] }, onWarning }),
+    };
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        step([
+          { id: 'call-w', tool: 'Write', input: { file_path: 'src/new.ts', content: 'export {};\n' } },
+          { id: 'call-a', tool: 'appendLine', input: { target: 'logs/agent.log', line: 'ran' } },
+          { id: 'call-g', tool: 'generate', input: { file_path: 'generated.txt' } },
+          { id: 'call-h', tool: 'halfDone', input: { path: 'half.txt' } },
+          { id: 'call-e', tool: 'Edit', input: { file_path: 'notes.txt', old_string: 'pears', new_string: 'plums' } },
+        ]),
+        step('done'),
+      ],
+    });
+    const checkpointId = await checkpointUserMessage(manager, userMessage('msg-1', 'go'));
+    store.loseConnection();
+    const result = await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(3) });
+
+    // The calls that wrote their files are reported as they ran: three results, and the error of the one that failed.
+    const outcomes = result.steps[0]!.content.flatMap((part) => (part.type === 'tool-result' || part.type === 'tool-error' ? [[part.toolCallId, part] as const] : []));
+    const byCall = new Map(outcomes);
+    expect(outcomes.map(([id, part]) => `${id} ${part.type}`).sort()).toEqual(['call-a tool-result', 'call-e tool-error', 'call-g tool-result', 'call-h tool-error', 'call-w tool-result']);
+    expect(project.read('src/new.ts').toString()).toBe('export {};\n');
+    expect(project.read('logs/agent.log').toString()).toBe('ran\n');
+    expect(project.read('generated.txt').toString()).toBe('generated\n');
+    expect(byCall.get('call-w')).toMatchObject({ output: { type: 'create', message: 'Created src/new.ts (1 line).' } });
+    expect(byCall.get('call-a')).toMatchObject({ output: { appended: 'ran' } });
+    expect((byCall.get('call-h') as { error: Error }).error.message).toBe('the formatter crashed after writing');
+    expect(project.read('half.txt').toString()).toBe('half\n');
+    // The one refusal is of the call that did not run: an existing file's first backup is stored with the record of its write.
+    expect((byCall.get('call-e') as { error: Error }).error.message).toMatch(/^rewindable could not back up notes\.txt before this Edit call, so the call was refused: .*connection to the store was lost/);
+    expect(project.read('notes.txt')).toEqual(Buffer.from('Shopping list\r\n- apples\r\n- pears\r\n'));
+    const nextPrompt = JSON.stringify(model.doGenerateCalls[1]!.prompt);
+    expect(nextPrompt).toContain('Created src/new.ts (1 line).');
+    expect(nextPrompt.match(/so the call was refused/g)).toHaveLength(1);
+
+    // The missing records went to onWarning, one per call, naming the call and its files.
+    expect(warnings.map(({ code, tool, toolCallId, files }) => ({ code, tool, toolCallId, files })).sort((left, right) => left.toolCallId!.localeCompare(right.toolCallId!))).toEqual([
+      { code: 'write-not-recorded', tool: 'appendLine', toolCallId: 'call-a', files: [project.file('logs/agent.log')] },
+      { code: 'write-not-recorded', tool: 'generate', toolCallId: 'call-g', files: [project.file('generated.txt')] },
+      { code: 'write-not-recorded', tool: 'halfDone', toolCallId: 'call-h', files: [project.file('half.txt')] },
+      { code: 'write-not-recorded', tool: 'Write', toolCallId: 'call-w', files: [project.file('src/new.ts')] },
+    ]);
+    const written = warnings.find((warning) => warning.tool === 'Write')!;
+    expect(written.message).toMatch(/^rewindable could not record what Write wrote to .*src\/new\.ts, so a dry run may report that write as a conflict .*: .*connection to the store was lost\. .*The call itself ran/);
+    expect(RewindableError.isInstance(written.cause) && written.cause.code).toBe('STORE_IO');
+
+    // The backups were taken before the calls ran: the rewind puts every file back.
+    store.reconnect();
+    await manager.rewindFiles(checkpointId);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
 
   it('refuses calls before the first checkpoint, naming the fix', async () => {

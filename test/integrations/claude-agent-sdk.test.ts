@@ -5,6 +5,7 @@ import type { HookCallback, HookCallbackMatcher, HookInput, HookJSONOutput, Post
 import { describe, expect, it } from 'vitest';
 import type { CheckpointManager } from '../../src/index.js';
 import { createCheckpointHooks, mergeHooks, withCheckpoints, type CheckpointEvent, type CheckpointHooks, type CheckpointHooksOptions, type CheckpointWarning } from '../../src/integrations/claude-agent-sdk.js';
+import { storeLosingWriteRecords } from '../helpers/failing-write-records.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
 
@@ -158,7 +159,7 @@ describe('Claude Agent SDK hooks, called with inputs of the SDK’s shape', () =
     const promptId = randomUUID();
     const [output] = await fire(hooks, promptInput(root, 'fix the build\n\n(expanded by a plugin)', promptId));
     expect(output).toEqual({ systemMessage: expect.stringMatching(new RegExp(`^rewindable could not match this prompt to any of the 1 user message streamed to query\\(\\).*its checkpoint is ${promptId}.*${first.uuid}`)) });
-    expect(warnings).toEqual([{ message: (output as { systemMessage: string }).systemMessage, checkpointId: promptId, messageIds: [first.uuid], sessionId }]);
+    expect(warnings).toEqual([{ code: 'prompt-not-matched', message: (output as { systemMessage: string }).systemMessage, checkpointId: promptId, messageIds: [first.uuid], sessionId }]);
 
     await messages.next();
     await fire(hooks, promptInput(root, 'fix the build'));
@@ -175,6 +176,38 @@ describe('Claude Agent SDK hooks, called with inputs of the SDK’s shape', () =
     expect(events.map((event) => event.checkpointId)).toEqual([promptId]);
     expect(await checkpointIds(manager)).toEqual([promptId]);
     expect((await manager.getTranscript()).map((entry) => [entry.uuid, entry.files])).toEqual([[promptId, [path.join(root, 'late.txt')]]]);
+  });
+
+  it('tells onWarning, and the user as the systemMessage, when a tool wrote but its write could not be recorded', async () => {
+    let store!: ReturnType<typeof storeLosingWriteRecords>;
+    const { project, manager, initial } = await agentProject((project) => {
+      store = storeLosingWriteRecords(project.store);
+      return { storage: store.storage };
+    });
+    const warnings: CheckpointWarning[] = [];
+    const hooks = createCheckpointHooks(manager, { onWarning: (warning) => warnings.push(warning) });
+    const promptId = randomUUID();
+    await fire(hooks, promptInput(project.root, 'Go', promptId));
+    store.loseConnection();
+    const pre = preToolUse(project.root, 'Write', { file_path: project.file('new.txt'), content: 'new\n' }, 'toolu_01');
+    expect(await fire(hooks, pre)).toEqual([{}]);
+    project.write('new.txt', 'new\n');
+    const outputs = await fire(hooks, postToolUse(pre));
+
+    expect(outputs).toEqual([{ systemMessage: expect.stringMatching(/^rewindable could not record what Write wrote to .*new\.txt, so a dry run may report that write as a conflict .*The call itself ran/) }]);
+    expect(warnings).toEqual([
+      {
+        code: 'write-not-recorded',
+        message: (outputs[0] as { systemMessage: string }).systemMessage,
+        tool: 'Write',
+        toolCallId: 'toolu_01',
+        files: [project.file('new.txt')],
+        cause: expect.objectContaining({ code: 'STORE_IO' }),
+      },
+    ]);
+    store.reconnect();
+    await manager.rewindFiles(promptId);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
 
   it('does not retake a checkpoint for a prompt submitted again, which would fold the turn’s edits into it', async () => {

@@ -8,7 +8,8 @@ import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkpointIdFor, checkpointMiddleware, checkpointUserMessage, trackStructuredTool } from '../../src/integrations/langchain.js';
+import { checkpointIdFor, checkpointMiddleware, checkpointUserMessage, trackStructuredTool, type WriteNotRecordedWarning } from '../../src/integrations/langchain.js';
+import { storeLosingWriteRecords } from '../helpers/failing-write-records.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
 import { toolCallsSince } from './helpers/tool-calls.js';
@@ -50,6 +51,22 @@ function fileTools(root: string) {
 
 function toolMessages(messages: BaseMessage[]): ToolMessage[] {
   return messages.filter((message): message is ToolMessage => message.type === 'tool');
+}
+
+/** An agent project whose store loses its connection on the records of tool writes, once told to. */
+async function projectLosingWriteRecords() {
+  let store!: ReturnType<typeof storeLosingWriteRecords>;
+  const context = await agentProject((project) => {
+    store = storeLosingWriteRecords(project.store);
+    return { storage: store.storage };
+  });
+  const warnings: WriteNotRecordedWarning[] = [];
+  return { ...context, store, warnings, onWarning: (warning: WriteNotRecordedWarning) => warnings.push(warning) };
+}
+
+/** What onWarning was told, without the message and cause. */
+function warned(warnings: WriteNotRecordedWarning[]) {
+  return warnings.map(({ code, tool, toolCallId, files }) => ({ code, tool, toolCallId, files }));
 }
 
 describe('LangChain: createAgent with fakeModel and checkpointMiddleware', () => {
@@ -136,6 +153,37 @@ describe('LangChain: createAgent with fakeModel and checkpointMiddleware', () =>
     expect(model.calls[1]!.messages.some((message) => message.type === 'tool' && /refused/.test(message.text))).toBe(true);
   });
 
+  it('a call that ran reaches the model as its own ToolMessage when the record of its write fails; onWarning is told', async () => {
+    const { project, manager, initial, store, warnings, onWarning } = await projectLosingWriteRecords();
+    const { writeFile, editFile } = fileTools(project.root);
+    const model = fakeModel()
+      .respondWithTools([
+        { name: 'write_file', args: { file_path: 'src/new.ts', content: 'export {};\n' }, id: 'call_w' },
+        { name: 'edit_file', args: { file_path: 'notes.txt', old_string: 'pears', new_string: 'plums' }, id: 'call_e' },
+      ])
+      .respond(new AIMessage('done'));
+    const agent = createAgent({ model, tools: [writeFile, editFile], middleware: [checkpointMiddleware(manager, { onWarning })] });
+    const checkpointId = await checkpointUserMessage(manager, { role: 'user', content: 'go' }, { id: 'human-1' });
+    store.loseConnection();
+    const result = await agent.invoke({ messages: [new HumanMessage({ id: 'human-1', content: 'go' })] });
+
+    expect(toolMessages(result.messages).map((message) => `${message.tool_call_id} ${message.status} ${message.text}`).sort()).toEqual([
+      'call_e success Edited notes.txt',
+      'call_w success Wrote src/new.ts',
+    ]);
+    expect(model.calls[1]!.messages.some((message) => /refused/.test(message.text))).toBe(false);
+    expect(project.read('src/new.ts').toString()).toBe('export {};\n');
+    expect(project.read('notes.txt').toString()).toBe('Shopping list\r\n- apples\r\n- plums\r\n');
+    expect(warned(warnings).sort((left, right) => left.toolCallId!.localeCompare(right.toolCallId!))).toEqual([
+      { code: 'write-not-recorded', tool: 'edit_file', toolCallId: 'call_e', files: [project.file('notes.txt')] },
+      { code: 'write-not-recorded', tool: 'write_file', toolCallId: 'call_w', files: [project.file('src/new.ts')] },
+    ]);
+
+    store.reconnect();
+    await manager.rewindFiles(checkpointId);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
+  });
+
   it('leaves checkpoints to the harness with checkpoint: false', async () => {
     const { project, manager, initial } = await agentProject();
     const { writeFile } = fileTools(project.root);
@@ -198,6 +246,19 @@ describe('LangChain: trackStructuredTool in a plain LangGraph ToolNode', () => {
       'write_file src/new.ts call_1',
       'write_file src/new.ts call_3',
     ]);
+  });
+
+  it('a call that ran reaches the model as its result when the record of its write fails; onWarning is told', async () => {
+    const { project, manager, store, warnings, onWarning } = await projectLosingWriteRecords();
+    const { writeFile } = fileTools(project.root);
+    const node = new ToolNode([trackStructuredTool(manager, writeFile, { onWarning })]);
+    await checkpointUserMessage(manager, 'go');
+    store.loseConnection();
+    const output = await node.invoke({ messages: [new AIMessage({ content: '', tool_calls: [{ name: 'write_file', args: { file_path: 'a.txt', content: 'a\n' }, id: 'call_a' }] })] });
+    const [message] = (output as { messages: ToolMessage[] }).messages;
+    expect([message!.status, message!.text]).toEqual(['success', 'Wrote a.txt']);
+    expect(project.read('a.txt').toString()).toBe('a\n');
+    expect(warned(warnings)).toEqual([{ code: 'write-not-recorded', tool: 'write_file', toolCallId: 'call_a', files: [project.file('a.txt')] }]);
   });
 
   it('is the same tool: class, name, schema; a refused call reaches the model as an error and the tool never runs', async () => {

@@ -19,7 +19,8 @@ import {
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CheckpointManager } from '../../src/index.js';
-import { checkpointIdFor, checkpointUserMessage, trackApplyPatchTool, trackEditor, trackFunctionTool } from '../../src/integrations/openai-agents.js';
+import { checkpointIdFor, checkpointUserMessage, trackApplyPatchTool, trackEditor, trackFunctionTool, type WriteNotRecordedWarning } from '../../src/integrations/openai-agents.js';
+import { storeLosingWriteRecords } from '../helpers/failing-write-records.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
 import { toolCallsSince } from './helpers/tool-calls.js';
@@ -264,6 +265,48 @@ describe('OpenAI Agents JS: Runner with a scripted Model', () => {
     const toolOutputs = JSON.stringify((model.requests[1]!.input as AgentInputItem[]).filter((item) => item.type === 'function_call_result' || item.type === 'apply_patch_call_output'));
     expect(toolOutputs).toMatch(/rewindable could not back up [^"]*escape\.txt before this save call, so the call was refused: [^"]*outside the project root/);
     expect(toolOutputs).toMatch(/"status":"failed".*before this apply_patch call, so the call was refused/);
+  });
+
+  it('a call that ran reaches the model as its output when the record of its write fails, function tools and apply_patch alike; onWarning is told', async () => {
+    let store!: ReturnType<typeof storeLosingWriteRecords>;
+    const { project, manager, initial } = await agentProject((project) => {
+      store = storeLosingWriteRecords(project.store);
+      return { storage: store.storage };
+    });
+    const warnings: WriteNotRecordedWarning[] = [];
+    const onWarning = (warning: WriteNotRecordedWarning) => warnings.push(warning);
+    const { writeFileTool } = fileFunctionTools(project.root);
+    const model = new ScriptedModel([
+      [
+        functionCall('call_write', 'write_file', { path: 'src/new.ts', content: 'export {};\n' }),
+        patchCall('call_patch', { type: 'update_file', path: 'notes.txt', diff: '@@\n Shopping list\r\n-- apples\r\n+- kiwis\r\n' }),
+      ],
+      [reply('done')],
+    ]);
+    const agent = new Agent({
+      name: 'Coder',
+      model,
+      tools: [trackFunctionTool(manager, writeFileTool, { onWarning }), trackApplyPatchTool(manager, applyPatchTool({ editor: workspaceEditor(project.root) }), { onWarning })],
+    });
+    const checkpointId = await checkpointUserMessage(manager, { role: 'user', content: 'go' }, { id: 'msg_1' });
+    store.loseConnection();
+    const result = await new Runner({ tracingDisabled: true }).run(agent, 'go');
+
+    expect(result.finalOutput).toBe('done');
+    const outputs = (model.requests[1]!.input as AgentInputItem[]).filter((item) => item.type === 'function_call_result' || item.type === 'apply_patch_call_output');
+    expect(JSON.stringify(outputs)).toMatch(/"wrote src\/new\.ts"/);
+    expect(JSON.stringify(outputs)).toMatch(/"status":"completed".*Updated notes\.txt|Updated notes\.txt.*"status":"completed"/);
+    expect(JSON.stringify(outputs)).not.toMatch(/refused|rewindable/);
+    expect(project.read('src/new.ts').toString()).toBe('export {};\n');
+    expect(project.read('notes.txt').toString()).toContain('- kiwis');
+    expect(warnings.map(({ code, tool, toolCallId, files }) => ({ code, tool, toolCallId, files })).sort((left, right) => left.tool.localeCompare(right.tool))).toEqual([
+      { code: 'write-not-recorded', tool: 'apply_patch', toolCallId: 'call_patch', files: [project.file('notes.txt')] },
+      { code: 'write-not-recorded', tool: 'write_file', toolCallId: 'call_write', files: [project.file('src/new.ts')] },
+    ]);
+
+    store.reconnect();
+    await manager.rewindFiles(checkpointId);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
 
   it('throws instead for a tool with an output schema, whose errors never reach the model as text', async () => {

@@ -22,7 +22,9 @@ const toolFailures: ReadonlySet<string> = new Set([RewindableErrorCode.INVALID_T
  * An `execute` for a built-in tool. The tool backs its file up itself (from
  * the bytes it reads to edit), so any error of its other than its own
  * failures means the file could not be resolved or backed up, and nothing
- * was written: the model reads it as the refusal every adapter gives.
+ * was written: the model reads it as the refusal every adapter gives. (A
+ * write it made whose record then failed is not an error: the tool returns
+ * its result and tells `onWarning`.)
  */
 function executeRefusing<Input, Result>(tool: string, pathOf: (input: Input) => string, run: (input: Input, context: ToolCallContext) => Promise<Result>) {
   return markTracksItself(async (input: Input, { toolCallId }: { toolCallId: string }): Promise<Result> => {
@@ -94,7 +96,8 @@ export function notebookEditTool(manager: CheckpointManager, options: ToolOption
 
 /**
  * The three file tools under the names models know from Claude Code:
- * `Write`, `Edit` and `NotebookEdit`.
+ * `Write`, `Edit` and `NotebookEdit`. `options.onWarning` is told of a
+ * write whose record could not be stored (the model gets the tool's result).
  *
  * @example
  * await checkpointUserMessage(manager, userMessage);

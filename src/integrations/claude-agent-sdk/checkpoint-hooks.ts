@@ -4,6 +4,8 @@ import type { FileEditInput, FileWriteInput, NotebookEditInput } from '@anthropi
 import type { CheckpointManager } from '../../checkpoint-manager.js';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { isUuid } from '../../paths.js';
+import { recordCall } from '../../tools/record-call.js';
+import { writeNotRecorded, type WriteNotRecordedWarning } from '../../tools/tool-warnings.js';
 import type { PathSelector } from '../../tools/wrap.js';
 import { refusalReason, selectPaths, type LoosePathSelector } from '../tracked-call.js';
 import { checkpointUserMessage } from '../user-message.js';
@@ -41,13 +43,19 @@ export interface CheckpointHooksOptions {
   /** Called when a user prompt's checkpoint has been taken. */
   onCheckpoint?: (event: CheckpointEvent) => void;
   /**
-   * Called when a prompt's checkpoint could not be keyed as expected (the
+   * Called when a prompt's checkpoint could not be keyed as expected, or
+   * when a tool wrote but the record of its write could not be stored (the
    * same text is also shown to the user, as the hook's `systemMessage`).
    */
   onWarning?: (warning: CheckpointWarning) => void;
 }
 
-export interface CheckpointWarning {
+/** What `onWarning` is told, by its `code`. */
+export type CheckpointWarning = PromptNotMatchedWarning | WriteNotRecordedWarning;
+
+/** A prompt that matched none of the messages streamed through `prompt()`. */
+export interface PromptNotMatchedWarning {
+  code: 'prompt-not-matched';
   /** What happened and what it means for `rewindFiles()`. */
   message: string;
   /** The checkpoint the prompt got instead. */
@@ -145,16 +153,21 @@ export function createCheckpointHooks(manager: CheckpointManager, options: Check
 
   const postToolUse: HookCallback = async (input) => {
     if (input.hook_event_name !== 'PostToolUse' || !isTracked(input)) return {};
+    // The tool has run and Claude has its result; a write that cannot be recorded is the harness's and the user's to know.
+    const call = { tool: input.tool_name, toolCallId: input.tool_use_id };
+    let warning: WriteNotRecordedWarning | undefined;
+    const warn = (notRecorded: WriteNotRecordedWarning) => (warning = notRecorded);
+    let paths: string[] = [];
     try {
-      for (const file of selectPaths(tools.get(input.tool_name), input.tool_input)) {
-        const canonical = resolveTrackable(manager, file, allowOutside);
-        if (canonical !== undefined) await manager.recordWrite(canonical, { tool: input.tool_name, toolCallId: input.tool_use_id });
-      }
+      paths = selectPaths(tools.get(input.tool_name), input.tool_input);
+      const files = paths.flatMap((file) => resolveTrackable(manager, file, allowOutside) ?? []);
+      await recordCall(manager, call, files, warn);
     } catch (error) {
-      // The file was backed up before the call; only the record that tells its writes from other edits is missing.
-      return { systemMessage: `rewindable could not record what ${input.tool_name} wrote (a later rewind may report it as a conflict): ${messageOf(error)}` };
+      warn(writeNotRecorded(call, paths, error));
     }
-    return {};
+    if (warning === undefined) return {};
+    options.onWarning?.(warning);
+    return { systemMessage: warning.message };
   };
 
   function isTracked(input: PreToolUseHookInput | PostToolUseHookInput): boolean {
@@ -202,7 +215,7 @@ function isMachinePrompt(input: UserPromptSubmitHookInput): boolean {
 }
 
 interface PromptCheckpointId extends Pick<CheckpointEvent, 'checkpointId' | 'source'> {
-  warning?: Pick<CheckpointWarning, 'message' | 'messageIds'>;
+  warning?: Pick<PromptNotMatchedWarning, 'code' | 'message' | 'messageIds'>;
 }
 
 function checkpointIdOf(input: UserPromptSubmitHookInput, promptIds: PromptIds): PromptCheckpointId {
@@ -214,7 +227,7 @@ function checkpointIdOf(input: UserPromptSubmitHookInput, promptIds: PromptIds):
   const message =
     `rewindable could not match this prompt to any of the ${match.waiting} user message${match.waiting > 1 ? 's' : ''} streamed to query() that had not started a turn yet, ` +
     `so its checkpoint is ${fallback.checkpointId} (${fallback.source === 'prompt-id' ? "the prompt's prompt_id" : 'a new UUID'}) instead of a message's uuid.${used}`;
-  return { ...fallback, warning: { message, messageIds: match.usedUp } };
+  return { ...fallback, warning: { code: 'prompt-not-matched', message, messageIds: match.usedUp } };
 }
 
 /** The canonical path to track, or undefined for a path outside the project that may be written untracked. */

@@ -1,6 +1,7 @@
 import { ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { createMiddleware } from 'langchain';
 import type { CheckpointManager } from '../../checkpoint-manager.js';
+import type { WriteWarningHandler } from '../../tools/tool-warnings.js';
 import { runTracked, selectPaths, type LoosePathSelector } from '../tracked-call.js';
 import { checkpointUserMessage } from '../user-message.js';
 
@@ -28,6 +29,13 @@ export interface CheckpointMiddlewareOptions {
    * @default true
    */
   checkpoint?: boolean;
+  /**
+   * Told when a call ran but the record of what it wrote could not be stored
+   * (its files were backed up before, so a rewind still restores them). The
+   * model gets the call's result all the same.
+   * @default a process warning (`process.emitWarning`, type `RewindableWarning`)
+   */
+  onWarning?: WriteWarningHandler;
 }
 
 /**
@@ -56,12 +64,10 @@ export function checkpointMiddleware(manager: CheckpointManager, options: Checkp
       const { toolCall } = request;
       if (!tools.has(toolCall.name)) return handler(request);
       const call = { tool: toolCall.name, toolCallId: toolCall.id, paths: selectPaths(tools.get(toolCall.name), toolCall.args) };
-      return runTracked(
-        manager,
-        call,
-        () => handler(request),
-        (reason) => new ToolMessage({ content: reason, tool_call_id: toolCall.id ?? '', name: toolCall.name, status: 'error' }),
-      );
+      return runTracked(manager, call, () => handler(request), {
+        refuse: (reason) => new ToolMessage({ content: reason, tool_call_id: toolCall.id ?? '', name: toolCall.name, status: 'error' }),
+        onWarning: options.onWarning,
+      });
     },
   });
 }

@@ -1,6 +1,7 @@
 import type { CallbackManagerForToolRun } from '@langchain/core/callbacks/manager';
 import type { StructuredTool, ToolRunnableConfig } from '@langchain/core/tools';
 import type { CheckpointManager } from '../../checkpoint-manager.js';
+import type { WriteWarningHandler } from '../../tools/tool-warnings.js';
 import type { PathSelector } from '../../tools/wrap.js';
 import { runTracked, selectPaths, type LoosePathSelector } from '../tracked-call.js';
 
@@ -15,6 +16,13 @@ export interface TrackStructuredToolOptions<TOOL extends StructuredTool> {
    * @default the input's `file_path`, `notebook_path` and `path` fields
    */
   paths?: PathSelector<StructuredToolInput<TOOL>>;
+  /**
+   * Told when a call ran but the record of what it wrote could not be stored
+   * (its files were backed up before, so a rewind still restores them). The
+   * model gets the call's result all the same.
+   * @default a process warning (`process.emitWarning`, type `RewindableWarning`)
+   */
+  onWarning?: WriteWarningHandler;
 }
 
 type ToolCall = (input: unknown, runManager?: CallbackManagerForToolRun, config?: ToolRunnableConfig) => Promise<unknown>;
@@ -37,7 +45,7 @@ export function trackStructuredTool<TOOL extends StructuredTool>(manager: Checkp
   const tracked = Object.create(tool) as TOOL & { _call: ToolCall };
   tracked._call = function (this: TOOL, input, runManager, config) {
     const call = { tool: tool.name, toolCallId: config?.toolCall?.id, paths: selectPaths(selector, input) };
-    return runTracked(manager, call, () => original.call(this, input, runManager, config));
+    return runTracked(manager, call, () => original.call(this, input, runManager, config), { onWarning: options.onWarning });
   };
   return tracked;
 }

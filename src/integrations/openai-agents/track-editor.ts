@@ -1,6 +1,8 @@
 import type { ApplyPatchOperation, ApplyPatchResult, ApplyPatchTool, Editor, EditorInvocationContext } from '@openai/agents';
 import type { CheckpointManager } from '../../checkpoint-manager.js';
-import { recordCall, runTracked } from '../tracked-call.js';
+import { recordCall } from '../../tools/record-call.js';
+import type { WriteWarningHandler } from '../../tools/tool-warnings.js';
+import { runTracked } from '../tracked-call.js';
 
 export interface TrackEditorOptions {
   /**
@@ -15,6 +17,13 @@ export interface TrackEditorOptions {
    * @default "apply_patch"
    */
   tool?: string;
+  /**
+   * Told when an operation was applied but the record of what it wrote could
+   * not be stored (its files were backed up before, so a rewind still
+   * restores them). The model gets the operation's result all the same.
+   * @default a process warning (`process.emitWarning`, type `RewindableWarning`)
+   */
+  onWarning?: WriteWarningHandler;
 }
 
 /**
@@ -31,7 +40,7 @@ export interface TrackEditorOptions {
  */
 export function trackEditor(manager: CheckpointManager, editor: Editor, options: TrackEditorOptions = {}): Editor {
   const tool = options.tool ?? 'apply_patch';
-  return trackedEditor(manager, editor, { ...options, tool }, (_operation, _context, files) => recordCall(manager, { tool, toolCallId: undefined, paths: [] }, files));
+  return trackedEditor(manager, editor, { ...options, tool }, (_operation, _context, files) => recordCall(manager, { tool, toolCallId: undefined }, files, options.onWarning));
 }
 
 /**
@@ -52,12 +61,12 @@ export function trackApplyPatchTool(manager: CheckpointManager, tool: ApplyPatch
     ...tool,
     editor: trackedEditor(manager, tool.editor, { ...options, tool: tool.name }, async (operation, context, files) => {
       // Called by hand, outside a run: no output step follows, and no call id is known.
-      if (context === undefined) await recordCall(manager, { tool: tool.name, toolCallId: undefined, paths: [] }, files);
+      if (context === undefined) await recordCall(manager, { tool: tool.name, toolCallId: undefined }, files, options.onWarning);
       else applied.add(context.runContext, operation, files);
     }),
     customDataExtractor: async (context) => {
       const files = applied.take(context.runContext, context.operation);
-      if (files !== undefined) await recordCall(manager, { tool: tool.name, toolCallId: context.rawItem.callId, paths: [] }, files);
+      if (files !== undefined) await recordCall(manager, { tool: tool.name, toolCallId: context.rawItem.callId }, files, options.onWarning);
       return tool.customDataExtractor?.(context);
     },
   };
@@ -71,7 +80,10 @@ function trackedEditor(manager: CheckpointManager, editor: Editor, options: Trac
     const selected = pathsOf(operation);
     const paths = selected === undefined ? [] : typeof selected === 'string' ? [selected] : [...selected];
     const call = { tool: options.tool, toolCallId: undefined, paths };
-    return runTracked<ApplyPatchResult | void>(manager, call, run, (reason) => ({ status: 'failed', output: reason }), (files) => record(operation, context, files));
+    return runTracked<ApplyPatchResult | void>(manager, call, run, {
+      refuse: (reason) => ({ status: 'failed', output: reason }),
+      record: (files) => record(operation, context, files),
+    });
   };
   return {
     createFile: (operation, context?: EditorInvocationContext) => apply(operation, context, () => editor.createFile(operation, context)),

@@ -1,5 +1,6 @@
 import type { FunctionTool, RunContext, ToolExecuteArgument } from '@openai/agents';
 import type { CheckpointManager } from '../../checkpoint-manager.js';
+import type { WriteWarningHandler } from '../../tools/tool-warnings.js';
 import type { PathSelector } from '../../tools/wrap.js';
 import { refusalError, runTracked, selectPaths, type LoosePathSelector } from '../tracked-call.js';
 
@@ -20,6 +21,13 @@ export interface TrackFunctionToolOptions<TOOL extends AnyFunctionTool> {
    * @default the input's `file_path`, `notebook_path` and `path` fields
    */
   paths?: PathSelector<FunctionToolInput<TOOL>>;
+  /**
+   * Told when a call ran but the record of what it wrote could not be stored
+   * (its files were backed up before, so a rewind still restores them). The
+   * model gets the call's result all the same.
+   * @default a process warning (`process.emitWarning`, type `RewindableWarning`)
+   */
+  onWarning?: WriteWarningHandler;
 }
 
 /**
@@ -39,15 +47,13 @@ export function trackFunctionTool<TOOL extends AnyFunctionTool>(manager: Checkpo
   const selector = options.paths as LoosePathSelector | undefined;
   const invoke = async (runContext: RunContext<unknown>, input: string, details?: ToolCallDetails): Promise<unknown> => {
     const call = { tool: tool.name, toolCallId: details?.toolCall?.callId, paths: selectPaths(selector, parseArguments(input)) };
-    return runTracked(
-      manager,
-      call,
-      () => tool.invoke(runContext, input, details),
-      (reason, error) => {
+    return runTracked(manager, call, () => tool.invoke(runContext, input, details), {
+      refuse: (reason, error) => {
         if (tool.errorFunction === null) throw refusalError(call, error);
         return tool.errorFunction ? tool.errorFunction(runContext, refusalError(call, error), details) : reason;
       },
-    );
+      onWarning: options.onWarning,
+    });
   };
   return { ...tool, invoke };
 }

@@ -15,15 +15,16 @@ export interface AgentProject {
 
 /**
  * A project an agent works on: a CRLF text file, an executable script, a
- * binary file and a Jupyter notebook, with an open manager.
+ * binary file and a Jupyter notebook, with an open manager (its options may
+ * depend on the project, for a store in its store directory).
  */
-export async function agentProject(options: Partial<CheckpointManagerOptions> = {}): Promise<AgentProject> {
+export async function agentProject(options: Partial<CheckpointManagerOptions> | ((project: TempProject) => Partial<CheckpointManagerOptions>) = {}): Promise<AgentProject> {
   const project = tempProject();
   project.write('notes.txt', 'Shopping list\r\n- apples\r\n- pears\r\n');
   project.write('bin/run.sh', '#!/bin/sh\necho run\n', 0o755);
   project.write('logo.bin', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0x10]));
   project.write('analysis.ipynb', fs.readFileSync(notebookFixture));
-  const manager = await project.open(options);
+  const manager = await project.open(typeof options === 'function' ? options(project) : options);
   return { project, manager, initial: project.snapshot() };
 }
 
