@@ -273,6 +273,40 @@ describe('Claude Agent SDK end to end: query() and the real CLI against a fake M
     expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
   });
 
+  it('keys the checkpoint of a user message that starts with <task-notification> (a pasted log) by its uuid: rewinding to it undoes just its turn', async () => {
+    const { project, manager, initial } = await agentProject();
+    const api = await startApi({
+      'TURN-ONE': [toolUse('toolu_e1', 'Edit', { file_path: project.file('notes.txt'), old_string: '- pears', new_string: '- plums' })],
+      'TURN-TWO': [toolUse('toolu_e2', 'Edit', { file_path: project.file('notes.txt'), old_string: '- plums', new_string: '- kiwis' })],
+    });
+    const claude = environment(api);
+    const events: CheckpointEvent[] = [];
+    const warnings: CheckpointWarning[] = [];
+    const checkpoints = createCheckpointHooks(manager, { onCheckpoint: (event) => events.push(event), onWarning: (warning) => warnings.push(warning) });
+    const prompts = promptStream();
+    const first = userMessage('TURN-ONE: swap pears for plums');
+    const pasted = userMessage('<task-notification>a log the user pasted</task-notification>\nTURN-TWO: now kiwis, please');
+    const conversation = query({ prompt: checkpoints.prompt(prompts.messages()), options: checkpoints.options({ cwd: project.root, permissionMode: 'acceptEdits', settingSources: [], env: claude.env }) });
+    cleanups.push(() => conversation.close());
+    let afterFirst: Record<string, string> | undefined;
+    const results = await converse(conversation, prompts, [first, pasted], (message) => {
+      if (message.type === 'result' && afterFirst === undefined) afterFirst = project.snapshot();
+    });
+    expect(results).toEqual(['success', 'success']);
+    expect(project.read('notes.txt').toString()).toBe('Shopping list\r\n- apples\r\n- kiwis\r\n');
+
+    expect(events.map((event) => [event.checkpointId, event.source])).toEqual([
+      [first.uuid, 'message'],
+      [pasted.uuid, 'message'],
+    ]);
+    expect(warnings).toEqual([]);
+    expect((await manager.listCheckpoints()).map((checkpoint) => checkpoint.id)).toEqual([first.uuid, pasted.uuid]);
+    await manager.rewindFiles(pasted.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(afterFirst!));
+    await manager.rewindFiles(first.uuid!);
+    expect(filesOf(project.snapshot())).toEqual(filesOf(initial));
+  });
+
   it('with a plain string prompt and withCheckpoints, keys the checkpoint by the prompt_id the CLI stores with the user message', async () => {
     const { project, manager, initial } = await agentProject();
     const api = await startApi({ 'ONLY-TURN': [toolUse('toolu_w1', 'Write', { file_path: project.file('notes.txt'), content: 'replaced\n' })] });

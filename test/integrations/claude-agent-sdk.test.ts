@@ -178,6 +178,21 @@ describe('Claude Agent SDK hooks, called with inputs of the SDK’s shape', () =
     expect((await manager.getTranscript()).map((entry) => [entry.uuid, entry.files])).toEqual([[promptId, [path.join(root, 'late.txt')]]]);
   });
 
+  it('takes the checkpoint of a streamed user message that starts with <task-notification> (a paste, not the CLI’s notification), keyed by its uuid', async () => {
+    const { manager, hooks, events, root } = await setup();
+    const pasted = userMessage('<task-notification>a log the user pasted</task-notification>\nWhat went wrong here?');
+    for await (const _message of hooks.prompt(toAsync([pasted]))) {
+      // passed through to the CLI
+    }
+    // A CLI that sends no source: only the prompt's text tells the two apart.
+    await fire(hooks, promptInput(root, '<task-notification>a log the user pasted</task-notification>\nWhat went wrong here?'));
+    await write(hooks, root, 'fixed.txt', 'fixed\n', 'toolu_01');
+    await fire(hooks, promptInput(root, '<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n</task-notification>'));
+    expect(events.map((event) => [event.checkpointId, event.source])).toEqual([[pasted.uuid, 'message']]);
+    expect(await checkpointIds(manager)).toEqual([pasted.uuid]);
+    expect((await manager.getTranscript()).map((entry) => [entry.uuid, entry.files])).toEqual([[pasted.uuid, [path.join(root, 'fixed.txt')]]]);
+  });
+
   it('tells onWarning, and the user as the systemMessage, when a tool wrote but its write could not be recorded', async () => {
     let store!: ReturnType<typeof storeLosingWriteRecords>;
     const { project, manager, initial } = await agentProject((project) => {

@@ -123,7 +123,7 @@ export function createCheckpointHooks(manager: CheckpointManager, options: Check
   const promptIds = new PromptIds();
 
   const userPromptSubmit: HookCallback = async (input) => {
-    if (input.hook_event_name !== 'UserPromptSubmit' || input.agent_id !== undefined || isMachinePrompt(input)) return {};
+    if (input.hook_event_name !== 'UserPromptSubmit' || input.agent_id !== undefined || isMachinePrompt(input, promptIds)) return {};
     const { checkpointId, source, warning } = checkpointIdOf(input, promptIds);
     try {
       await checkpointUserMessage(manager, { role: 'user', content: input.prompt }, { id: checkpointId });
@@ -207,11 +207,13 @@ export function withCheckpoints<QueryOptions extends Options>(manager: Checkpoin
  * (Claude Code runs subagents in the background by default), and the other
  * turns its `source` calls `system`. Claude Code takes no checkpoint for
  * them, and neither do these hooks: the files changed then belong to the
- * user message whose turn it is.
+ * user message whose turn it is. A CLI that sends no `source` is known by
+ * the notification's opening tag, which a user may paste too: a prompt that
+ * is the text of a message streamed through `prompt()` is the user's.
  */
-function isMachinePrompt(input: UserPromptSubmitHookInput): boolean {
+function isMachinePrompt(input: UserPromptSubmitHookInput, promptIds: PromptIds): boolean {
   if (input.source !== undefined) return input.source === 'system';
-  return input.prompt.trimStart().startsWith('<task-notification>'); // CLIs that do not send `source` yet
+  return input.prompt.trimStart().startsWith('<task-notification>') && !promptIds.matches(input.prompt);
 }
 
 interface PromptCheckpointId extends Pick<CheckpointEvent, 'checkpointId' | 'source'> {

@@ -51,16 +51,28 @@ export class PromptIds {
   /** The message (or run of messages) this prompt came from, forgetting it and every message before it. */
   take(prompt: string): PromptMatch {
     const wanted = normalized(prompt);
+    const last = this.lastMatchOf(wanted);
+    if (last !== undefined) return { uuid: this.pending.splice(0, last + 1).at(-1)!.uuid, waiting: 0, usedUp: [] };
+    const waiting = this.pending.length;
+    return { uuid: undefined, waiting, usedUp: this.pending.splice(0, this.usedUpBy(wanted)).map((entry) => entry.uuid) };
+  }
+
+  /** Whether this prompt came from a waiting message (or run of messages); forgets nothing. */
+  matches(prompt: string): boolean {
+    return this.lastMatchOf(normalized(prompt)) !== undefined;
+  }
+
+  /** Where the run of consecutive waiting messages whose texts make up the prompt ends. */
+  private lastMatchOf(wanted: string): number | undefined {
     for (let first = 0; first < this.pending.length; first += 1) {
       let joined = '';
       for (let last = first; last < this.pending.length; last += 1) {
         joined = [joined, this.pending[last]!.text].filter((text) => text !== '').join(' ');
-        if (joined === wanted) return { uuid: this.pending.splice(0, last + 1).at(-1)!.uuid, waiting: 0, usedUp: [] };
+        if (joined === wanted) return last;
         if (!wanted.startsWith(joined)) break;
       }
     }
-    const waiting = this.pending.length;
-    return { uuid: undefined, waiting, usedUp: this.pending.splice(0, this.usedUpBy(wanted)).map((entry) => entry.uuid) };
+    return undefined;
   }
 
   /** How many of the first waiting messages have their texts in the prompt, in order: the CLI submitted them, changed. */
