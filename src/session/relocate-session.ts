@@ -46,12 +46,13 @@ export async function relocateSession(storage: StorageAdapter, sessionId: string
   const lock = move ? await storage.lock?.(source.key) : undefined;
   try {
     const log = new SessionLog(storage, source.key);
+    // One load: a copy is taken while its machine may still write the original (it holds no lock here),
+    // so the entries carried over are exactly those whose backups were copied.
     const loaded = await log.load();
     if (loaded === null) return false; // deleted since it was found
     await copyBackups(log, loaded.records, newKey);
-    const entries = (await storage.load(source.key)) ?? [];
     const moved = { type: 'project-moved', from: source.root, to: newRoot, at: now(), host: thisHost(), ...(move ? {} : { copy: true }) };
-    await storage.append(newKey, [...entries, moved]);
+    await storage.append(newKey, [...loaded.entries, moved]);
     if (move) await storage.delete(source.key);
   } finally {
     await lock?.release();

@@ -7,6 +7,8 @@ export type BlobRead = { ok: true; bytes: Buffer } | { ok: false; reason: string
 
 export interface LoadedSession {
   records: LogRecord[];
+  /** The entries as stored, records of unknown types included: what a copy of the log carries. */
+  entries: StoreEntry[];
   /** The last record named a backup that did not survive a crash; it was dropped. */
   droppedUnacknowledged: boolean;
 }
@@ -48,7 +50,7 @@ export class SessionLog {
     const last = records.at(-1);
     const droppedUnacknowledged = last !== undefined && (await this.lostWithItsLine(last));
     if (droppedUnacknowledged) records.pop();
-    return { records, droppedUnacknowledged };
+    return { records, entries, droppedUnacknowledged };
   }
 
   /**

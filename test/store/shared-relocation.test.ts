@@ -7,8 +7,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointManager, encodeProjectKey, filesystemStorage, type SessionKey, type StorageAdapter } from '../../src/index.js';
 import { memoryStorage } from '../../src/store/memory/memory-storage.js';
 import { mirroredStorage } from '../../src/store/mirror/mirrored-storage.js';
+import { blobsNamedByEntries } from '../../src/store/mirror/log-comparison.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
 import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { startSessionProcess } from './helpers/session-process.js';
 
 /**
  * A project moved on a store shared by machines: resuming from the new
@@ -210,6 +212,72 @@ describe.each(stores)('a moved project on a shared store: $name', (store) => {
     expect(await readLog(store.machine('a'), keyOf(rootOnA, sessionId))).toEqual(entriesOfA);
     await resumeAndRewind(store.machine('a'), rootOnA, sessionId, first);
     expectFiles(rootOnA, files);
+  });
+});
+
+/**
+ * The adapter, paused once at the copy's first look-up under `key` while
+ * `meanwhile` runs: the moment when, in the race, the other machine writes.
+ */
+function pausedAtFirstLookup(storage: StorageAdapter, key: SessionKey, meanwhile: () => Promise<void>): StorageAdapter {
+  let paused = false;
+  return {
+    ...storage,
+    async hasBlobs(asked, hashes) {
+      if (!paused && asked.projectKey === key.projectKey && asked.sessionId === key.sessionId) {
+        paused = true;
+        await meanwhile();
+      }
+      return storage.hasBlobs(asked, hashes);
+    },
+  };
+}
+
+describe('a session of another machine copied while that machine writes it: postgres', () => {
+  it('the copy carries exactly the entries whose backups it copied, and rewinds every file once the original is deleted', async () => {
+    const directory = fs.mkdtempSync(path.join(base, 'race-'));
+    const rootOnB = path.join(directory, 'project');
+    const rootHere = path.join(directory, 'project-here');
+    const asideOnB = path.join(directory, 'disk-of-b');
+    fs.mkdirSync(rootOnB);
+    fs.mkdirSync(rootHere);
+    for (const name of ['one.txt', 'two.txt', 'late.txt']) fs.writeFileSync(path.join(rootOnB, name), `${name}: original\n`);
+    process.env.REWINDABLE_HOST = 'machine-b';
+    const machineB = startSessionProcess({ cwd: rootOnB, storage: { kind: 'postgres', connection: server.connectionString } });
+    process.env.REWINDABLE_HOST = 'machine-a';
+    const storage = postgresStorage({ connection: server.connectionString });
+    try {
+      const { opened: sessionId } = (await machineB.send({ do: 'open' })) as { opened: string };
+      const first = randomUUID();
+      await machineB.send({ do: 'checkpoint', id: first });
+      for (const name of ['one.txt', 'two.txt']) expect(await machineB.send({ do: 'edit', path: name, content: `${name}: agent\n` })).toEqual({ edited: name });
+      // Both machines see one filesystem here: B's directory is put aside while this machine looks for it.
+      fs.renameSync(rootOnB, asideOnB);
+      const copyKey = keyOf(rootHere, sessionId);
+      const copying = pausedAtFirstLookup(storage, copyKey, async () => {
+        fs.renameSync(asideOnB, rootOnB);
+        expect(await machineB.send({ do: 'edit', path: 'late.txt', content: 'late.txt: agent\n' })).toEqual({ edited: 'late.txt' });
+        expect(await machineB.send({ do: 'checkpoint', id: randomUUID() })).toMatchObject({ checkpoint: expect.any(String) });
+      });
+      const copy = await CheckpointManager.open({ cwd: rootHere, storage: copying, resume: sessionId, durability: 'none' });
+      await copy.close();
+
+      const named = blobsNamedByEntries((await storage.load(copyKey))!);
+      expect(await storage.hasBlobs(copyKey, named)).toEqual(new Set(named));
+      // Machine B's retention removes its own session; the copy must not need anything of it.
+      expect(await machineB.send({ do: 'close' })).toEqual({ closed: true });
+      await storage.delete(keyOf(rootOnB, sessionId));
+      const resumed = await CheckpointManager.open({ cwd: rootHere, storage, resume: sessionId, durability: 'none' });
+      try {
+        expect(await resumed.rewindFiles(first)).toMatchObject({ canRewind: true, skippedLinks: 0, skipped: [] });
+      } finally {
+        await resumed.close();
+      }
+      for (const name of ['one.txt', 'two.txt']) expect(fs.readFileSync(path.join(rootHere, name), 'utf8')).toBe(`${name}: original\n`);
+    } finally {
+      await machineB.end();
+      await storage.close();
+    }
   });
 });
 
