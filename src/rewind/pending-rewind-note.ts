@@ -29,8 +29,13 @@ function noteKey(key: SessionKey): SessionKey {
   return { projectKey: pendingRewindsKey(key.projectKey), sessionId: key.sessionId };
 }
 
-/** Notes, durably and before any file changes, that `session` is starting a rewind. */
+/**
+ * Notes, durably and before any file changes, that `session` is starting a
+ * rewind. A session that lost its lock writes nothing: the note's key is the
+ * same for whoever holds the session, so it would add to the new holder's.
+ */
 export async function notePendingRewind(session: Session, rewindId: string, target: string): Promise<void> {
+  await session.assertLockHeld();
   try {
     await session.log.storage.append(noteKey(session.log.key), [{ type: noteType, rewindId, target, at: now() }]);
   } catch (error) {
@@ -43,6 +48,20 @@ export async function notePendingRewind(session: Session, rewindId: string, targ
 /** Takes the note away once the rewind has ended. A note left behind only costs the next opener a look. */
 export async function clearPendingRewind(storage: StorageAdapter, key: SessionKey): Promise<void> {
   await storage.delete(noteKey(key)).catch(() => {});
+}
+
+/**
+ * Takes the note of `session`'s own rewind away, once it has ended, while the
+ * session still holds its lock. One that lost it leaves the note: it may be
+ * the note of the new holder's rewind, which a crash would leave unrecovered.
+ */
+export async function clearOwnPendingRewind(session: Session): Promise<void> {
+  try {
+    await session.assertLockHeld();
+  } catch {
+    return;
+  }
+  await clearPendingRewind(session.log.storage, session.log.key);
 }
 
 /** Sessions of the project with a rewind noted as in progress. */

@@ -8,7 +8,7 @@ import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
 import { summarize, type RewindFilesResult } from './result.js';
-import { clearPendingRewind, notePendingRewind } from './pending-rewind-note.js';
+import { clearOwnPendingRewind, notePendingRewind } from './pending-rewind-note.js';
 import { LineStatsCache } from './stats-cache.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
@@ -86,7 +86,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
     return await applyAndEnd(session, target, plan, rewindId, undoCheckpointId, directories);
   } finally {
     // A rewind the log still has open (its rollback failed) keeps its note, for the next open to finish it.
-    if (session.state.interruptedRewind === undefined) await clearPendingRewind(session.log.storage, session.log.key);
+    if (session.state.interruptedRewind === undefined) await clearOwnPendingRewind(session);
   }
 }
 

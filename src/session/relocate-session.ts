@@ -34,9 +34,11 @@ interface StoredSession {
  * original stays for it. The copy is this machine's from then on, and a later
  * resume from yet another directory follows it rather than the original.
  *
- * Returns true when the session was moved or copied here.
+ * Returns true when the session was moved or copied here. `assertLockHeld`
+ * checks the lock of the session being opened under the new key before its
+ * log is written there.
  */
-export async function relocateSession(storage: StorageAdapter, sessionId: string, newRoot: string): Promise<boolean> {
+export async function relocateSession(storage: StorageAdapter, sessionId: string, newRoot: string, assertLockHeld: () => Promise<void>): Promise<boolean> {
   const newKey = { projectKey: encodeProjectKey(newRoot), sessionId };
   const stored = await findElsewhere(storage, newKey, newRoot);
   if (stored.length === 0) return false;
@@ -52,6 +54,7 @@ export async function relocateSession(storage: StorageAdapter, sessionId: string
     if (loaded === null) return false; // deleted since it was found
     await copyBackups(log, loaded.records, newKey);
     const moved = { type: 'project-moved', from: source.root, to: newRoot, at: now(), host: thisHost(), ...(move ? {} : { copy: true }) };
+    await assertLockHeld();
     await storage.append(newKey, [...loaded.entries, moved]);
     if (move) await storage.delete(source.key);
   } finally {

@@ -86,7 +86,7 @@ export class Session {
     const session = new Session(options, lock);
     try {
       let loaded = await session.log.load();
-      if (options.mode === 'resume' && options.followMoves !== false && loaded === null && (await relocateSession(options.storage, options.sessionId, options.root))) {
+      if (options.mode === 'resume' && options.followMoves !== false && loaded === null && (await relocateSession(options.storage, options.sessionId, options.root, () => session.assertLockHeld()))) {
         loaded = await session.log.load();
       }
       if (options.mode !== 'create' && loaded === null) {
@@ -143,6 +143,7 @@ export class Session {
           },
           ...records,
         ];
+    await this.assertLockHeld();
     await this.log.append(toWrite, blobs, options);
     this.headerWritten = true;
     for (const record of toWrite) this.replay(record);
@@ -169,6 +170,7 @@ export class Session {
   /** A batch whose early parts are stored straight away (large checkpoints and rewinds). */
   newBlobBatch(limitBytes?: number): BlobBatch {
     return new BlobBatch(async (blobs) => {
+      await this.assertLockHeld();
       try {
         await this.log.storage.putBlobs(this.log.key, blobs);
       } catch (error) {
@@ -275,6 +277,16 @@ export class Session {
 
   storedPath(absolute: string): string {
     return toStoredPath(absolute, this.root);
+  }
+
+  /**
+   * Rejects with `SESSION_LOCKED`, before anything is written, once the lock
+   * this session was opened with is no longer its own. Its own lock, not the
+   * key's: the same process may have opened the session again since, and that
+   * newer lock must not let this stale session write.
+   */
+  async assertLockHeld(): Promise<void> {
+    await this.lock?.assertHeld?.();
   }
 
   /** Releases the writer's lock. */

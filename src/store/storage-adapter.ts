@@ -60,6 +60,20 @@ export interface AppendOptions {
 
 export interface StorageLock {
   release(): Promise<void>;
+  /**
+   * Resolves while this lock is still its holder's; rejects with a
+   * `SESSION_LOCKED` `RewindableError` once it is not (broken by hand, taken
+   * over, or lost with a connection and taken by another holder since), and
+   * keeps rejecting. The manager calls it before every write it makes under
+   * the lock (each append, each stored batch of backups, the note of a rewind
+   * and its removal), so a write is tied to the lock of the session that makes
+   * it, not to whichever lock the adapter holds for the key now. A lock that
+   * can be lost while held must implement it.
+   *
+   * Optional: added in version 1 of the contract after its first release;
+   * a lock without it is taken to be held until released.
+   */
+  assertHeld?(): Promise<void>;
 }
 
 export interface StorageAdapter {
@@ -138,11 +152,12 @@ export interface StorageAdapter {
   collectGarbage?(referenced: ReadonlySet<string>, options: { graceMs: number }): Promise<{ blobsRemoved: number; bytesFreed: number }>;
   /**
    * Exclusive write access to one session. Rejects with a `SESSION_LOCKED`
-   * `RewindableError` while another live process holds it. An adapter whose
-   * lock can be lost while held (with a connection) fences its own writes:
-   * an append or delete under a lock it no longer holds takes it again first,
-   * and rejects with `SESSION_LOCKED`, writing nothing, when another holder
-   * took the session meanwhile.
+   * `RewindableError` while another live process holds it, through this
+   * instance or any other over the same data. A lock that can be lost while
+   * held (with a connection) implements `StorageLock.assertHeld`, which takes
+   * it again first when nobody took the session meanwhile; an adapter shared
+   * by processes also fences each write against a takeover that lands after
+   * that check (PostgreSQL: a writer token checked inside the write's transaction).
    */
   lock?(key: SessionKey): Promise<StorageLock>;
   /** Releases open handles. */

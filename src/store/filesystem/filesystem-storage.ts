@@ -8,7 +8,6 @@ import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
 import { BlobPack } from './blob-pack.js';
 import { collectGarbage } from './collect-garbage.js';
-import type { HeldSessionLock } from './held-lock.js';
 import { encodeLines, parseLog } from './log-lines.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
@@ -128,8 +127,6 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   const readPacks = new Map<string, BlobPack>();
   /** Packs that failed to flush: their data may be lost, so nothing more is added until the session is reopened. */
   const packFailures = new Map<string, unknown>();
-  /** Locks this adapter holds, by session: every write checks that its lock is still its own. */
-  const heldLocks = new Map<string, HeldSessionLock>();
 
   const logPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.jsonl`);
   const lockPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.lock`);
@@ -304,7 +301,6 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
 
     async append(key, entries, blobs = [], appendOptions = {}) {
       if (entries.length === 0 && blobs.length === 0) return;
-      await heldLocks.get(keyString(key))?.assertHeld();
       const appender = entries.length === 0 ? undefined : (appenders.get(keyString(key)) ?? (await openAppender(key)));
       if (appender?.failure !== undefined) throw storeIoError('append to the session log (an earlier flush failed; reopen the session)', appender.failure);
       // Blob bytes reach the OS before the lines that name them, so a killed process never leaves a line without its blob.
@@ -406,7 +402,6 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     async putBlobs(key, blobs) {
       // Called directly (not through a log append) for large batches of backups, so it types its own failures.
       try {
-        await heldLocks.get(keyString(key))?.assertHeld();
         await (await storeBlobs(key, blobs))();
       } catch (error) {
         if (RewindableError.isInstance(error)) throw error;
@@ -473,14 +468,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       } catch (error) {
         throw storeIoError(`create the folder of session ${key.sessionId} (${folder})`, error);
       }
-      const held = await acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
-      heldLocks.set(keyString(key), held);
-      return {
-        release: async () => {
-          if (heldLocks.get(keyString(key)) === held) heldLocks.delete(keyString(key));
-          await held.release();
-        },
-      };
+      // The lock checks itself before each write of the session that holds it (HeldSessionLock.assertHeld).
+      return acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
     },
 
     async inspectLock(key) {

@@ -17,11 +17,13 @@ const confirmDelayMs = 20;
  *
  * A holder is never silently replaced: the lock can be broken by hand
  * (`rewindable unlock --force`) or reclaimed by another host once the lease
- * ran out (a holder stalled that long). Before each write `assertHeld()`
- * compares the lock file's identity with the one this holder last saw (one
- * `lstat`); when it differs, the file is read, and a lock that no longer
- * carries this holder's token fails the write with `SESSION_LOCKED`, as does
- * every write after it.
+ * ran out (a holder stalled that long). The session that holds it calls
+ * `assertHeld()` before each of its writes, which compares the lock file's
+ * identity with the one this holder last saw (one `lstat`); when it differs,
+ * the file is read, and a lock that no longer carries this holder's token
+ * fails the write with `SESSION_LOCKED`, as does every write after it. The
+ * check belongs to this lock, not to the session's key: a session opened
+ * again in the same process holds a lock of its own.
  */
 export class HeldSessionLock implements StorageLock {
   private signature: string | undefined;

@@ -91,6 +91,11 @@ export async function lockBoth(
   }
   let released = false;
   return {
+    // The local lock only: the remote is never waited for before a local write (a session another machine
+    // took there is refused by the mirror's append, once the copying learns of it).
+    async assertHeld() {
+      await localLock?.assertHeld?.();
+    },
     async release() {
       if (released) return;
       released = true;

@@ -70,8 +70,14 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
   const policy: RetryPolicy = { retries: options.retries ?? 2, firstDelayMs: options.retryDelayMs ?? 100 };
   const lockOptions = { keepAliveSeconds: options.lockKeepAliveSeconds ?? 10, namespace: `${tables.schema ?? ''}.${tables.prefix}` };
   const connection = borrowOrCreatePool(options.connection);
-  /** The locks this adapter holds, by session: their writes are fenced with the lock's token. */
+  /**
+   * The newest lock this adapter took on each session, which is the only one
+   * that can still hold it: the session's writes outside a manager (a
+   * clean-up's delete, a relocation's copy) are fenced with its token.
+   */
   const writers = new Map<string, WriterLock>();
+  /** Every lock this adapter took and nobody released yet, a stale one included: closing drops them all. */
+  const unreleased = new Set<WriterLock>();
   const keyString = (key: SessionKey) => JSON.stringify([key.projectKey, key.sessionId]);
   let tablesReady: Promise<void> | undefined;
 
@@ -255,15 +261,21 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
       const pool = await ready();
       const id = keyString(key);
       const forget = (released: WriterLock) => {
+        unreleased.delete(released);
         if (writers.get(id) === released) writers.delete(id);
       };
-      const lock = await withRetry(policy, `lock session ${key.sessionId}`, () => acquireWriterLock(pool, tables, key, lockOptions, forget));
-      writers.set(id, lock);
-      return lock;
+      const writer = await withRetry(policy, `lock session ${key.sessionId}`, () => acquireWriterLock(pool, tables, key, lockOptions, forget));
+      writers.set(id, writer);
+      unreleased.add(writer);
+      return {
+        release: () => writer.release(),
+        assertHeld: () => withRetry(policy, `take the lock of session ${key.sessionId} again`, () => writer.ensureHeld()),
+      };
     },
 
     async close() {
-      for (const writer of writers.values()) writer.discard();
+      for (const writer of unreleased) writer.discard();
+      unreleased.clear();
       writers.clear();
       await connection.end();
     },

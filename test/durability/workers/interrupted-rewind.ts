@@ -4,20 +4,25 @@
  * is put in place, either killed there (`stop: 'kill'`, SIGKILL) or hanging
  * there with the session still held (`stop: 'hang'`, until the test kills it).
  *
- * Usage: node interrupted-rewind.mjs '{"root", "store", "sessionId", "first", "stop"}'
+ * With `resume`, the session exists already (another process made those
+ * edits): it is resumed, and only the rewind runs here.
+ *
+ * Usage: node interrupted-rewind.mjs '{"root", "store", "sessionId", "first", "stop", "resume"?}'
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { CheckpointManager } from '../../../src/index.js';
 import { instrumentFs } from '../helpers/fs-instrument.js';
 
-const config = JSON.parse(process.argv[2]!) as { root: string; store: string; sessionId: string; first: string; stop: 'kill' | 'hang' };
+const config = JSON.parse(process.argv[2]!) as { root: string; store: string; sessionId: string; first: string; stop: 'kill' | 'hang'; resume?: boolean };
 const report = (value: object) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
-const manager = await CheckpointManager.open({ cwd: config.root, storeDir: config.store, sessionId: config.sessionId });
-await manager.checkpoint(config.first);
-for (const name of ['a.txt', 'b.txt', 'c.txt']) await manager.tools.write({ file_path: name, content: `${name}: agent\n` });
-await manager.checkpoint();
+const manager = await CheckpointManager.open({ cwd: config.root, storeDir: config.store, ...(config.resume === true ? { resume: config.sessionId } : { sessionId: config.sessionId }) });
+if (config.resume !== true) {
+  await manager.checkpoint(config.first);
+  for (const name of ['a.txt', 'b.txt', 'c.txt']) await manager.tools.write({ file_path: name, content: `${name}: agent\n` });
+  await manager.checkpoint();
+}
 
 let rewinding = false;
 let placed = 0;

@@ -8,15 +8,24 @@ export interface LossyProxy {
   /** The next COMMIT reaches the server and is applied, but the connection drops before its acknowledgement gets back. */
   dropNextCommitAcknowledgement(): void;
   readonly droppedAcknowledgements: number;
+  /** The network goes down: every connection through the proxy drops, and new ones are cut at once until `restore()`. */
+  cut(): void;
+  restore(): void;
   close(): Promise<void>;
 }
 
-/** A TCP proxy in front of a PostgreSQL server that can lose a transaction's acknowledgement on the way back. */
+/** A TCP proxy in front of a PostgreSQL server that can lose a transaction's acknowledgement on the way back, or every connection. */
 export async function startLossyProxy(targetPort: number): Promise<LossyProxy> {
   let armed = false;
   let dropped = 0;
+  let down = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
+    if (down) {
+      client.on('error', () => {});
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(targetPort, '127.0.0.1');
     for (const socket of [client, upstream]) {
       sockets.add(socket);
@@ -45,6 +54,13 @@ export async function startLossyProxy(targetPort: number): Promise<LossyProxy> {
     },
     get droppedAcknowledgements() {
       return dropped;
+    },
+    cut() {
+      down = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      down = false;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

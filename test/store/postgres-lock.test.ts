@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CheckpointManager, encodeProjectKey } from '../../src/index.js';
+import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
+import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { tempProject } from '../helpers/temp-project.js';
+import { startSessionProcess } from './helpers/session-process.js';
+import { startLossyProxy } from './helpers/tcp-proxy.js';
+
+/**
+ * The PostgreSQL lock of a session belongs to the manager that took it: it
+ * is held while that manager lives (taken back as soon as a dropped
+ * connection can be replaced), it fences off that manager alone once another
+ * process took the session, and it is one lock however the schema is named.
+ */
+
+let server: PostgresServer;
+let admin: pg.Pool;
+beforeAll(async () => {
+  server = await startPostgres({ settings: fastTestSettings });
+  admin = new pg.Pool({ connectionString: server.connectionString });
+  admin.on('error', () => {}); // idle connections are cut when a test restarts the server
+});
+afterAll(async () => {
+  await admin?.end();
+  await server?.destroy();
+});
+
+/** Session locks the server holds right now, for connections of rewindable's lock holders. */
+async function heldSessionLocks(): Promise<number> {
+  const result = await admin.query<{ held: number }>(
+    `SELECT count(*)::int AS held FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE 'rewindable lock%'`,
+  );
+  return result.rows[0]!.held;
+}
+
+describe('the lock of a session in PostgreSQL', () => {
+  it('a manager whose lock another process took over writes nothing, also once its process has opened the session again on the same adapter', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'ORIGINAL\n');
+    const network = await startLossyProxy(server.port);
+    const storage = postgresStorage({ connection: `postgres://rewindable@127.0.0.1:${network.port}/postgres`, retryDelayMs: 20 });
+    const otherProcess = startSessionProcess({ cwd: project.root, storage: { kind: 'postgres', connection: server.connectionString } });
+    const managers: CheckpointManager[] = [];
+    try {
+      const stale = await CheckpointManager.open({ cwd: project.root, storage, durability: 'none' });
+      managers.push(stale);
+      await stale.checkpoint(randomUUID());
+      // Its lock goes with its connection, and it cannot take it back before the network returns.
+      network.cut();
+      await expect.poll(heldSessionLocks, { timeout: 10_000, interval: 20 }).toBe(0);
+      expect(await otherProcess.send({ do: 'open', resume: stale.sessionId })).toEqual({ opened: stale.sessionId });
+      expect(await otherProcess.send({ do: 'edit', path: 'a.txt', content: 'OTHER PROCESS\n' })).toEqual({ edited: 'a.txt' });
+      expect(await otherProcess.send({ do: 'close' })).toEqual({ closed: true });
+      network.restore();
+      await expect(stale.checkpoint(randomUUID())).rejects.toMatchObject({ code: 'SESSION_LOCKED', details: { reason: 'lock-lost' } });
+
+      // As the error says: reopen the session. The new manager holds it; the stale one still writes nothing.
+      const reopened = await CheckpointManager.open({ cwd: project.root, storage, resume: stale.sessionId, durability: 'none' });
+      managers.push(reopened);
+      const key = { projectKey: encodeProjectKey(project.root), sessionId: stale.sessionId };
+      const entries = await storage.load(key);
+      project.write('new.txt', 'new\n');
+      await expect(stale.checkpoint(randomUUID())).rejects.toMatchObject({ code: 'SESSION_LOCKED' });
+      await expect(stale.trackEdit('new.txt')).rejects.toMatchObject({ code: 'SESSION_LOCKED' });
+      expect(await storage.load(key)).toEqual(entries);
+
+      await reopened.trackEdit('new.txt');
+      const undo = await reopened.rewindFiles((await reopened.listCheckpoints())[0]!.id);
+      expect(undo).toMatchObject({ canRewind: true, skippedLinks: 0 });
+      expect(project.read('a.txt').toString()).toBe('ORIGINAL\n');
+    } finally {
+      for (const manager of managers) await manager.close().catch(() => {});
+      await otherProcess.end();
+      await storage.close();
+      await network.close();
+    }
+  });
+});
