@@ -9,10 +9,11 @@ import { blobsNamedByEntries } from '../../src/store/mirror/log-comparison.js';
 import { MirrorFlushError, mirroredStorage, type MirroredStorage } from '../../src/store/mirror/mirrored-storage.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
 import { runStorageConformance } from '../../src/testing/index.js';
-import { crashAndRestart, fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { snapshotTree, tempProject } from '../helpers/temp-project.js';
 import { runMirrorWorker } from './helpers/run-mirror-worker.js';
 import { startSessionProcess, type SessionProcess } from './helpers/session-process.js';
+import { startLossyProxy } from './helpers/tcp-proxy.js';
 
 let server: PostgresServer;
 let admin: pg.Pool;
@@ -73,12 +74,18 @@ async function expectRemoteEqualsLocal(storage: MirroredStorage, key: { projectK
  * (its flush, then its next write, which writes nothing), the second goes on,
  * and a third machine rewinds the remote copy to the original bytes.
  */
-async function secondMachineTakesOver(loseTheRemote: (machineA: SessionProcess, sessionId: string) => Promise<void>) {
+async function secondMachineTakesOver(scenario: {
+  /** How machine A reaches the database. @default the server itself */
+  connectionOfA?: string;
+  loseTheRemote(machineA: SessionProcess, sessionId: string): Promise<void>;
+  /** Once machine B holds the session there. */
+  afterTakeover?(): void;
+}) {
   const project = tempProject();
   project.write('shared.txt', 'ORIGINAL\n');
-  const machine = (name: string) =>
-    startSessionProcess({ cwd: project.root, storage: { kind: 'mirror', connection: server.connectionString, localDirectory: path.join(project.outside, `store-of-${name}`) } });
-  const machineA = machine('a');
+  const machine = (name: string, connection = server.connectionString) =>
+    startSessionProcess({ cwd: project.root, storage: { kind: 'mirror', connection, localDirectory: path.join(project.outside, `store-of-${name}`) } });
+  const machineA = machine('a', scenario.connectionOfA);
   const machineB = machine('b');
   const first = randomUUID();
   const second = randomUUID();
@@ -87,8 +94,9 @@ async function secondMachineTakesOver(loseTheRemote: (machineA: SessionProcess, 
     sessionId = ((await machineA.send({ do: 'open' })) as { opened: string }).opened;
     expect(await machineA.send({ do: 'checkpoint', id: first })).toEqual({ checkpoint: first });
     expect(await machineA.send({ do: 'flush' })).toEqual({ flushed: true });
-    await loseTheRemote(machineA, sessionId);
+    await scenario.loseTheRemote(machineA, sessionId);
     expect(await machineB.send({ do: 'open', resume: sessionId })).toEqual({ opened: sessionId });
+    scenario.afterTakeover?.();
 
     // Local first: A's next write lands in its own store, and goes no further.
     expect(await machineA.send({ do: 'edit', path: 'only-on-a.txt', content: 'A EDIT\n' })).toEqual({ edited: 'only-on-a.txt' });
@@ -264,16 +272,28 @@ describe('mirroredStorage over PostgreSQL', () => {
       fs.rmSync(base, { recursive: true, force: true });
     }
   });
-  it('a remote lock lost in a server restart: another machine resuming the session there gets it, and the first machine never writes into it again', async () => {
-    await secondMachineTakesOver(() => crashAndRestart(server, admin));
+  it('a remote lock lost with its connection (the network to the database went down): another machine resuming the session there meanwhile gets it, and the first machine never writes into it again', async () => {
+    const network = await startLossyProxy(server.port);
+    try {
+      await secondMachineTakesOver({
+        connectionOfA: `postgres://rewindable@127.0.0.1:${network.port}/postgres`,
+        // A's lock goes with its connection, and A cannot take it back before the network returns.
+        loseTheRemote: async () => network.cut(),
+        afterTakeover: () => network.restore(),
+      });
+    } finally {
+      await network.close();
+    }
   });
 
   it('a remote lock skipped at open (the database was down) is taken before entries are copied: a session another machine holds there meanwhile is never written into', async () => {
-    await secondMachineTakesOver(async (machineA, sessionId) => {
-      expect(await machineA.send({ do: 'close' })).toEqual({ closed: true });
-      await server.stop();
-      expect(await machineA.send({ do: 'open', resume: sessionId })).toEqual({ opened: sessionId }); // from its local copy
-      await server.start();
+    await secondMachineTakesOver({
+      async loseTheRemote(machineA, sessionId) {
+        expect(await machineA.send({ do: 'close' })).toEqual({ closed: true });
+        await server.stop();
+        expect(await machineA.send({ do: 'open', resume: sessionId })).toEqual({ opened: sessionId }); // from its local copy
+        await server.start();
+      },
     });
   });
 });

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CheckpointManager, encodeProjectKey } from '../../src/index.js';
+import { CheckpointManager, cleanup, encodeProjectKey } from '../../src/index.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
-import { fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
+import { crashAndRestart, fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
 import { tempProject } from '../helpers/temp-project.js';
 import { startSessionProcess } from './helpers/session-process.js';
 import { startLossyProxy } from './helpers/tcp-proxy.js';
@@ -76,6 +76,32 @@ describe('the lock of a session in PostgreSQL', () => {
       await otherProcess.end();
       await storage.close();
       await network.close();
+    }
+  });
+
+  it('a live holder takes its lock back as soon as the restarted server answers, without writing: cleanup() keeps its session, which rewinds exactly', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'ORIGINAL\n');
+    const holder = startSessionProcess({ cwd: project.root, storage: { kind: 'postgres', connection: server.connectionString } });
+    try {
+      const { opened: sessionId } = (await holder.send({ do: 'open' })) as { opened: string };
+      const first = randomUUID();
+      expect(await holder.send({ do: 'checkpoint', id: first })).toEqual({ checkpoint: first });
+      expect(await holder.send({ do: 'edit', path: 'a.txt', content: 'AGENT\n' })).toEqual({ edited: 'a.txt' });
+      await crashAndRestart(server, admin);
+
+      // The holder is idle: nothing but its own retrying takes the lock back.
+      await expect.poll(heldSessionLocks, { timeout: 20_000, interval: 50 }).toBe(1);
+      const retention = postgresStorage({ connection: server.connectionString });
+      const result = await cleanup({ storage: retention, olderThanDays: 0, graceMs: 0 }).finally(() => retention.close());
+      expect(result.sessionsRemoved.map((removed) => removed.sessionId)).not.toContain(sessionId);
+      expect(result.sessionsLocked).toBeGreaterThanOrEqual(1);
+
+      expect(await holder.send({ do: 'rewind', id: first })).toMatchObject({ rewind: { canRewind: true, skippedLinks: 0 } });
+      expect(project.read('a.txt').toString()).toBe('ORIGINAL\n');
+      expect(await holder.send({ do: 'close' })).toEqual({ closed: true });
+    } finally {
+      await holder.end();
     }
   });
 });

@@ -185,7 +185,8 @@ describe('postgresStorage', () => {
     try {
       sessionId = ((await processA.send({ do: 'open' })) as { opened: string }).opened;
       await processA.send({ do: 'checkpoint', id: first });
-      await crashAndRestart(server, admin); // A's lock goes with its connection; A is not told
+      // A's lock goes with its connection. A takes it back as soon as the server answers, and B may come first.
+      await crashAndRestart(server, admin);
       const resumed = await processB.send({ do: 'open', resume: sessionId });
 
       // Both now take the same turn: back up shared.txt and change it, then the next checkpoint.
@@ -201,9 +202,8 @@ describe('postgresStorage', () => {
       const [loser, losersAnswers] = refused[0]!;
       expect(losersAnswers.find((answer) => 'error' in answer)).toMatchObject({ error: { code: 'SESSION_LOCKED' } });
       expect(losersAnswers.every((answer) => 'error' in answer)).toBe(true); // refused from its first write on
-      expect(loser).toBe('A'); // B resumed before A wrote again: A's lock was gone, and A cannot take it back
-      expect(afterA).toBe('ORIGINAL\n'); // refused before writing anything
-      expect(project.read('shared.txt').toString()).toBe('B EDIT\n');
+      if (loser === 'A') expect(afterA).toBe('ORIGINAL\n'); // refused before writing anything
+      expect(project.read('shared.txt').toString()).toBe(loser === 'A' ? 'B EDIT\n' : 'A EDIT\n');
       await processA.send({ do: 'close' });
       await processB.send({ do: 'close' });
     } finally {

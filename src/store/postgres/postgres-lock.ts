@@ -10,7 +10,12 @@ export interface AdvisoryLockOptions {
   keepAliveSeconds: number;
   /** Namespace of lock ids (the adapter's table prefix and schema), so two stores in one database do not collide. */
   namespace: string;
+  /** Wait before the first attempt to take a lock lost with its connection again; each later one waits twice as long. */
+  retakeDelayMs: number;
 }
+
+/** The longest wait between two attempts to take a lost lock again: how long a holder may look idle after the server is back. */
+const maxRetakeDelayMs = 2000;
 
 /** A held session lock, as the adapter's writes see it. */
 export interface WriterLock extends StorageLock {
@@ -37,7 +42,9 @@ export interface WriterLock extends StorageLock {
  * while the first goes on writing. The token fences that first writer off: its
  * next write sees another token and is refused, writing nothing. A holder
  * that merely lost its connection, while nobody took the session, takes the
- * lock again before its next write and goes on.
+ * lock again and goes on: as soon as the server answers again (retried with
+ * backoff, on timers that never keep the process alive), so that a clean-up
+ * meanwhile finds the session held, and at the latest before its next write.
  *
  * A holder that dies cannot block forever: PostgreSQL drops an advisory lock
  * with its connection. A crashed process closes its socket, so the lock goes
@@ -65,7 +72,10 @@ export async function acquireWriterLock(
   }
   let superseded = false;
   let retaking: Promise<void> | undefined;
+  let retakeTimer: NodeJS.Timeout | undefined;
+  let failedRetakes = 0;
   let released = false;
+  const finished = () => superseded || released;
 
   async function retake(): Promise<void> {
     let fresh: LockedConnection;
@@ -80,16 +90,51 @@ export async function acquireWriterLock(
       // Someone held the session since (and let go): what this writer knows of the log may be stale.
       if (row.rows[0]?.token !== token) {
         await fresh.client.query('SELECT pg_advisory_unlock($1::bigint)', [lockId(options.namespace, key)]).catch(() => {});
-        fresh.discard();
         throw supersede();
       }
     } catch (error) {
       fresh.discard();
       throw error;
     }
+    // Let go meanwhile (the adapter closed): the fresh connection must not keep the lock.
+    if (released) return fresh.discard();
     const dead = connection;
     connection = fresh;
     dead.discard();
+    fresh.whenLost(() => retakeSoon());
+  }
+
+  /** The lost lock, taken again by one attempt at a time (the background one and a write's share it). */
+  function retakeNow(): Promise<void> {
+    if (!connection.lost) return Promise.resolve();
+    retaking ??= retake().finally(() => {
+      retaking = undefined;
+    });
+    return retaking;
+  }
+
+  /**
+   * The lock's connection dropped: the server let the lock go, and the session
+   * looks idle to everyone (a clean-up would remove it). Take it back as soon
+   * as the server answers; a holder found meanwhile supersedes this one.
+   */
+  function retakeSoon(): void {
+    if (finished() || retakeTimer !== undefined) return;
+    const delay = Math.min(maxRetakeDelayMs, options.retakeDelayMs * 2 ** failedRetakes);
+    retakeTimer = setTimeout(() => {
+      retakeTimer = undefined;
+      retakeNow().then(
+        () => {
+          failedRetakes = 0;
+        },
+        () => {
+          failedRetakes += 1;
+          retakeSoon();
+        },
+      );
+    }, delay);
+    // A holder waiting for the server must not keep the process alive: its next write would find out anyway.
+    retakeTimer.unref();
   }
 
   function supersede(): RewindableError {
@@ -97,19 +142,22 @@ export async function acquireWriterLock(
     return supersededError(key);
   }
 
+  function stop(): void {
+    released = true;
+    clearTimeout(retakeTimer);
+    retakeTimer = undefined;
+  }
+
+  connection.whenLost(() => retakeSoon());
   const lock: WriterLock = {
     token,
     async ensureHeld() {
-      if (superseded || released) throw supersededError(key);
-      if (!connection.lost) return;
-      retaking ??= retake().finally(() => {
-        retaking = undefined;
-      });
-      await retaking;
+      if (finished()) throw supersededError(key);
+      await retakeNow();
     },
     async release() {
       if (released) return;
-      released = true;
+      stop();
       onRelease(lock);
       try {
         if (!connection.lost && !superseded) {
@@ -123,7 +171,7 @@ export async function acquireWriterLock(
       }
     },
     discard() {
-      released = true;
+      stop();
       connection.discard();
     },
   };
@@ -148,6 +196,8 @@ interface LockedConnection {
   readonly client: PoolClient;
   /** The connection ended or failed: the server has dropped the advisory lock. */
   readonly lost: boolean;
+  /** Calls `listener` once when the connection drops (at once if it has), never once it is discarded. */
+  whenLost(listener: () => void): void;
   discard(): void;
 }
 
@@ -155,17 +205,24 @@ interface LockedConnection {
 async function lockedConnection(pool: Pool, key: SessionKey, options: AdvisoryLockOptions): Promise<LockedConnection> {
   const client = await pool.connect();
   let lost = false;
-  // A dropped connection is reported on the client; without a listener it would crash the process.
-  const onLoss = () => {
-    lost = true;
-  };
-  client.on('error', onLoss);
-  client.on('end', onLoss);
   let discarded = false;
+  let onLoss: (() => void) | undefined;
+  // A dropped connection is reported on the client; without a listener it would crash the process.
+  const noteLoss = () => {
+    if (lost) return;
+    lost = true;
+    if (!discarded) onLoss?.();
+  };
+  client.on('error', noteLoss);
+  client.on('end', noteLoss);
   const connection: LockedConnection = {
     client,
     get lost() {
       return lost;
+    },
+    whenLost(listener) {
+      onLoss = listener;
+      if (lost && !discarded) listener();
     },
     discard() {
       if (discarded) return;

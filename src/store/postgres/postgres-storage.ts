@@ -68,7 +68,7 @@ export interface PostgresStorage extends StorageAdapter {
 export function postgresStorage(options: PostgresStorageOptions): PostgresStorage {
   const tables = postgresTables(options.schema, options.tablePrefix ?? 'rewindable_');
   const policy: RetryPolicy = { retries: options.retries ?? 2, firstDelayMs: options.retryDelayMs ?? 100 };
-  const lockOptions = { keepAliveSeconds: options.lockKeepAliveSeconds ?? 10, namespace: `${tables.schema ?? ''}.${tables.prefix}` };
+  const lockOptions = { keepAliveSeconds: options.lockKeepAliveSeconds ?? 10, namespace: `${tables.schema ?? ''}.${tables.prefix}`, retakeDelayMs: policy.firstDelayMs };
   const connection = borrowOrCreatePool(options.connection);
   /**
    * The newest lock this adapter took on each session, which is the only one
