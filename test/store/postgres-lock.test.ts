@@ -104,4 +104,25 @@ describe('the lock of a session in PostgreSQL', () => {
       await holder.end();
     }
   });
+
+  it('the default schema named (schema: "public") and reached through the search_path is one store with one lock: a session held through one is refused through the other', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'ORIGINAL\n');
+    const throughSearchPath = postgresStorage({ connection: server.connectionString });
+    const named = postgresStorage({ connection: server.connectionString, schema: 'public' });
+    try {
+      const holder = await CheckpointManager.open({ cwd: project.root, storage: throughSearchPath, durability: 'none' });
+      await holder.checkpoint(randomUUID());
+      await expect(CheckpointManager.open({ cwd: project.root, storage: named, resume: holder.sessionId, durability: 'none' })).rejects.toMatchObject({ code: 'SESSION_LOCKED' });
+      await holder.trackEdit('a.txt'); // still its session
+      await holder.close();
+
+      const next = await CheckpointManager.open({ cwd: project.root, storage: named, resume: holder.sessionId, durability: 'none' });
+      await expect(CheckpointManager.open({ cwd: project.root, storage: throughSearchPath, resume: holder.sessionId, durability: 'none' })).rejects.toMatchObject({ code: 'SESSION_LOCKED' });
+      await next.close();
+    } finally {
+      await throughSearchPath.close();
+      await named.close();
+    }
+  });
 });

@@ -8,7 +8,10 @@ import type { PostgresTables } from './postgres-schema.js';
 export interface AdvisoryLockOptions {
   /** Seconds of silence before the server probes the lock holder's connection. */
   keepAliveSeconds: number;
-  /** Namespace of lock ids (the adapter's table prefix and schema), so two stores in one database do not collide. */
+  /**
+   * Namespace of lock ids: the schema the tables resolve to and their prefix, so two stores in one database do
+   * not collide, and one store reached under two spellings of its schema (named, or through the search_path) does.
+   */
   namespace: string;
   /** Wait before the first attempt to take a lock lost with its connection again; each later one waits twice as long. */
   retakeDelayMs: number;

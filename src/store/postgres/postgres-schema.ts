@@ -59,11 +59,12 @@ export function postgresTables(schema: string | undefined, prefix: string): Post
  * Every statement is idempotent, so the same call creates a fresh layout and
  * brings an older one up to date.
  */
-export async function createTables(client: PoolClient, tables: PostgresTables): Promise<void> {
+export async function createTables(client: PoolClient, tables: PostgresTables): Promise<string> {
   const { prefix } = tables;
   await client.query('BEGIN');
   try {
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`rewindable schema ${tables.schema ?? ''}.${prefix}`]);
+    // Keyed by the schema the tables go to, however it is named (the default is the search_path's first).
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('rewindable schema ' || coalesce($1::text, current_schema()::text, '') || '.' || $2))`, [tables.schema ?? null, prefix]);
     if (tables.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS "${tables.schema}"`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${tables.meta} (name text PRIMARY KEY, value text NOT NULL)`);
     await client.query(`
@@ -120,7 +121,9 @@ export async function createTables(client: PoolClient, tables: PostgresTables): 
         `The rewindable tables in PostgreSQL (${tables.sessions} ...) have layout version ${version}, newer than this release understands (${schemaVersion}). Upgrade rewindable.`,
       );
     }
+    const located = await client.query<{ schema: string }>(`SELECT relnamespace::regnamespace::text AS schema FROM pg_class WHERE oid = $1::regclass`, [tables.sessions]);
     await client.query('COMMIT');
+    return located.rows[0]!.schema;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     throw error;

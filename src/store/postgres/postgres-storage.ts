@@ -68,7 +68,6 @@ export interface PostgresStorage extends StorageAdapter {
 export function postgresStorage(options: PostgresStorageOptions): PostgresStorage {
   const tables = postgresTables(options.schema, options.tablePrefix ?? 'rewindable_');
   const policy: RetryPolicy = { retries: options.retries ?? 2, firstDelayMs: options.retryDelayMs ?? 100 };
-  const lockOptions = { keepAliveSeconds: options.lockKeepAliveSeconds ?? 10, namespace: `${tables.schema ?? ''}.${tables.prefix}`, retakeDelayMs: policy.firstDelayMs };
   const connection = borrowOrCreatePool(options.connection);
   /**
    * The newest lock this adapter took on each session, which is the only one
@@ -79,21 +78,21 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
   /** Every lock this adapter took and nobody released yet, a stale one included: closing drops them all. */
   const unreleased = new Set<WriterLock>();
   const keyString = (key: SessionKey) => JSON.stringify([key.projectKey, key.sessionId]);
-  let tablesReady: Promise<void> | undefined;
+  /** Resolves to the schema the tables are in, once they exist. */
+  let tablesReady: Promise<string> | undefined;
 
-  async function ready(): Promise<Pool> {
+  async function ready(): Promise<{ pool: Pool; schema: string }> {
     const pool = await connection.pool();
     tablesReady ??= withClient(pool, (client) => createTables(client, tables)).catch((error: unknown) => {
       tablesReady = undefined; // the next call tries again
       throw error;
     });
-    await tablesReady;
-    return pool;
+    return { pool, schema: await tablesReady };
   }
 
   /** One retried operation on a pooled connection. */
   const run = <T>(action: string, operation: (client: PoolClient) => Promise<T>) =>
-    withRetry(policy, action, async () => withClient(await ready(), operation));
+    withRetry(policy, action, async () => withClient((await ready()).pool, operation));
 
   /**
    * The lock this adapter holds on the session, made sure of before a write:
@@ -258,11 +257,17 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
     },
 
     async lock(key): Promise<StorageLock> {
-      const pool = await ready();
+      const { pool, schema } = await ready();
       const id = keyString(key);
       const forget = (released: WriterLock) => {
         unreleased.delete(released);
         if (writers.get(id) === released) writers.delete(id);
+      };
+      const lockOptions = {
+        keepAliveSeconds: options.lockKeepAliveSeconds ?? 10,
+        // The schema the tables are in, not the option as spelled: `schema: 'public'` and the default are one store.
+        namespace: `${schema}.${tables.prefix}`,
+        retakeDelayMs: policy.firstDelayMs,
       };
       const writer = await withRetry(policy, `lock session ${key.sessionId}`, () => acquireWriterLock(pool, tables, key, lockOptions, forget));
       writers.set(id, writer);
