@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CheckpointManager, cleanup, encodeProjectKey, type StorageLock } from '../../src/index.js';
+import { CheckpointManager, cleanup, encodeProjectKey, type SessionKey, type StorageLock } from '../../src/index.js';
 import { postgresStorage } from '../../src/store/postgres/postgres-storage.js';
 import { runStorageConformance } from '../../src/testing/index.js';
 import { crashAndRestart, fastTestSettings, startPostgres, type PostgresServer } from '../helpers/postgres-server.js';
@@ -34,6 +34,41 @@ runStorageConformance({
 
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const newKey = () => ({ projectKey: '-srv-project', sessionId: randomUUID() });
+
+/** Tables in `schema` as a release of layout version 1 left them, with one entry of `key`. */
+async function layoutOfVersion1(schema: string, key: SessionKey): Promise<void> {
+  const first = postgresStorage({ connection: server.connectionString, schema });
+  await first.append(key, [{ type: 'written by an older release' }]);
+  await first.close();
+  await admin.query(`DROP TABLE "${schema}".rewindable_session_writers`);
+  await admin.query(`ALTER TABLE "${schema}".rewindable_entries DROP COLUMN IF EXISTS layout_version`);
+  await admin.query(`UPDATE "${schema}".rewindable_meta SET value = '1' WHERE name = 'schemaVersion'`);
+}
+
+/** An append as a process of layout version 1 sends it (its statements, word for word). */
+async function appendAsVersion1(client: pg.PoolClient, schema: string, key: SessionKey, entries: object[]): Promise<void> {
+  const json = JSON.stringify(entries);
+  await client.query('BEGIN');
+  try {
+    const counted = await client.query<{ first: string }>(
+      `INSERT INTO "${schema}".rewindable_sessions AS s (project_key, session_id, entry_count, log_bytes) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (project_key, session_id) DO UPDATE
+         SET entry_count = s.entry_count + EXCLUDED.entry_count, log_bytes = s.log_bytes + EXCLUDED.log_bytes, updated_at = now()
+       RETURNING s.entry_count - $3 AS first`,
+      [key.projectKey, key.sessionId, entries.length, Buffer.byteLength(json)],
+    );
+    await client.query(
+      `INSERT INTO "${schema}".rewindable_entries (project_key, session_id, sequence, batch_id, entry)
+       SELECT $1, $2, $3::bigint + item.position - 1, $4, item.entry
+       FROM json_array_elements($5::json) WITH ORDINALITY AS item(entry, position)`,
+      [key.projectKey, key.sessionId, counted.rows[0]!.first, randomUUID(), json],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  }
+}
 
 describe('postgresStorage', () => {
   it('creates its tables on first use, in the schema and with the prefix asked for, and stores rows in sequence with bytea blobs keyed by hash', async () => {
@@ -135,12 +170,8 @@ describe('postgresStorage', () => {
 
   it('an older table layout (version 1, without the writers table) is brought up to date on first use', async () => {
     const schema = `upgrade_${randomUUID().slice(0, 8)}`;
-    const first = postgresStorage({ connection: server.connectionString, schema });
     const key = newKey();
-    await first.append(key, [{ type: 'written by an older release' }]);
-    await first.close();
-    await admin.query(`DROP TABLE "${schema}".rewindable_session_writers`);
-    await admin.query(`UPDATE "${schema}".rewindable_meta SET value = '1' WHERE name = 'schemaVersion'`);
+    await layoutOfVersion1(schema, key);
 
     const storage = postgresStorage({ connection: server.connectionString, schema });
     const lock = await storage.lock(key);
@@ -149,6 +180,25 @@ describe('postgresStorage', () => {
     expect(await storage.load(key)).toEqual([{ type: 'written by an older release' }, { type: 'written under a lock' }]);
     expect((await admin.query(`SELECT value FROM "${schema}".rewindable_meta WHERE name = 'schemaVersion'`)).rows).toEqual([{ value: '2' }]);
     await storage.close();
+  });
+
+  it('a process of the release before the writers table, still running when the tables are brought up to date, can append no more; every entry it wrote is kept', async () => {
+    const schema = `fence_${randomUUID().slice(0, 8)}`;
+    const key = newKey();
+    await layoutOfVersion1(schema, key);
+    const olderRelease = await admin.connect();
+    try {
+      await appendAsVersion1(olderRelease, schema, key, [{ type: 'its second append' }]);
+      const storage = postgresStorage({ connection: server.connectionString, schema });
+      const lock = await storage.lock(key); // brings the tables up to date
+      await expect(appendAsVersion1(olderRelease, schema, key, [{ type: 'beside the writer check' }])).rejects.toMatchObject({ code: '23502', column: 'layout_version' });
+      await storage.append(key, [{ type: 'under the lock' }]);
+      await lock.release();
+      expect(await storage.load(key)).toEqual([{ type: 'written by an older release' }, { type: 'its second append' }, { type: 'under the lock' }]);
+      await storage.close();
+    } finally {
+      olderRelease.release();
+    }
   });
 
   it('a lock lost in a server restart is taken again before the next append: the holder goes on, and a second process gets SESSION_LOCKED', async () => {

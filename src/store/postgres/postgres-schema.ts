@@ -3,8 +3,10 @@ import { RewindableError, RewindableErrorCode } from '../../errors.js';
 
 /**
  * The version of the table layout below; stored in the meta table so a later
- * release can migrate. 2 added the writers table: a release that knows only 1
- * refuses the tables rather than write without the writer check.
+ * release can migrate. 2 added the writers table, and the entries' layout
+ * version: a release that knows only 1 refuses the tables when it starts, and
+ * one already running when they were brought up to date can no longer append
+ * (its entries lack the column), rather than write without the writer check.
  */
 export const schemaVersion = 2;
 
@@ -51,7 +53,7 @@ export function postgresTables(schema: string | undefined, prefix: string): Post
  * still collide on the catalog.
  *
  *   sessions       one row per session: entry count (the next sequence number), log bytes, times
- *   entries        the log: (session, sequence) -> entry, with the id of the append that wrote it
+ *   entries        the log: (session, sequence) -> entry, with the id of the append that wrote it and the layout version of its release
  *   blobs          content-addressed backups: hash -> bytea, shared by every session
  *   session_blobs  which session holds which blob (delete frees exactly the unshared ones)
  *   session_writers  the token of the process that last took each session's lock (fences off a writer that lost it)
@@ -84,8 +86,10 @@ export async function createTables(client: PoolClient, tables: PostgresTables): 
         sequence bigint NOT NULL,
         batch_id uuid NOT NULL,
         entry json NOT NULL,
+        layout_version smallint NOT NULL,
         PRIMARY KEY (project_key, session_id, sequence)
       )`);
+    await fenceOffOlderWriters(client, tables);
     await client.query(`CREATE INDEX IF NOT EXISTS "${prefix}entries_batch" ON ${tables.entries} (project_key, session_id, batch_id)`);
     await client.query(`
       CREATE TABLE IF NOT EXISTS ${tables.blobs} (
@@ -128,4 +132,19 @@ export async function createTables(client: PoolClient, tables: PostgresTables): 
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Gives entries of a layout of version 1 their column `layout_version` (1 for
+ * the rows there are), without a default: a process of a release that knows
+ * only version 1 and is still running passed its check of the version when
+ * it started, and its appends, which do not name the column, now fail rather
+ * than write beside this release's writer check. The column is added only
+ * when it is missing: altering the table takes a lock every reader waits for.
+ */
+async function fenceOffOlderWriters(client: PoolClient, tables: PostgresTables): Promise<void> {
+  const found = await client.query(`SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'layout_version' AND NOT attisdropped`, [tables.entries]);
+  if (found.rowCount !== 0) return;
+  await client.query(`ALTER TABLE ${tables.entries} ADD COLUMN layout_version smallint NOT NULL DEFAULT 1`);
+  await client.query(`ALTER TABLE ${tables.entries} ALTER COLUMN layout_version DROP DEFAULT`);
 }

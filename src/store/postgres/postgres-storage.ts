@@ -5,7 +5,7 @@ import { storeBlobs } from './postgres-blobs.js';
 import { borrowOrCreatePool } from './postgres-connection.js';
 import { acquireWriterLock, assertWriter, type WriterLock } from './postgres-lock.js';
 import { withRetry, type RetryPolicy } from './postgres-retry.js';
-import { createTables, postgresTables } from './postgres-schema.js';
+import { createTables, postgresTables, schemaVersion } from './postgres-schema.js';
 
 export interface PostgresStorageOptions {
   /**
@@ -141,10 +141,10 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
           // Blobs first (same transaction): an entry is never visible without the backups it names.
           await storeBlobs(client, tables, key, blobs, true);
           await client.query(
-            `INSERT INTO ${tables.entries} (project_key, session_id, sequence, batch_id, entry)
-             SELECT $1, $2, $3::bigint + item.position - 1, $4, item.entry
+            `INSERT INTO ${tables.entries} (project_key, session_id, sequence, batch_id, entry, layout_version)
+             SELECT $1, $2, $3::bigint + item.position - 1, $4, item.entry, $6
              FROM json_array_elements($5::json) WITH ORDINALITY AS item(entry, position)`,
-            [key.projectKey, key.sessionId, counted.rows[0]!.first, batchId, json],
+            [key.projectKey, key.sessionId, counted.rows[0]!.first, batchId, json, schemaVersion],
           );
           return 'applied';
         }, (outcome) => outcome === 'applied'),
