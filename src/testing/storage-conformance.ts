@@ -30,7 +30,8 @@ export interface StorageConformanceOptions extends ConformanceTestApi {
   /**
    * A second adapter over the same data as `adapter`, as another process would
    * open it. When given, the suite also checks that what one instance wrote,
-   * another reads.
+   * another reads, and that a lock taken through one is refused through the
+   * other. Give it for any store more than one process may open.
    */
   reopen?: (adapter: StorageAdapter) => StorageAdapter | Promise<StorageAdapter>;
 }
@@ -41,6 +42,10 @@ export interface StorageConformanceOptions extends ConformanceTestApi {
  * listSessions, delete), the blob half (putBlobs, getBlob, hasBlobs), each
  * optional capability the adapter has (listProjects, collectGarbage, lock),
  * and a CheckpointManager tracking, rewinding and resuming through it.
+ *
+ * It cannot check that a lock lost while held (a dropped connection, a lock
+ * broken by hand) fences its holder off: losing a lock is the backend's own
+ * business. Test that against your backend (see docs/storage.md).
  *
  * @example
  * import { describe, it } from 'vitest';

@@ -16,7 +16,7 @@ async function assertLocked(attempt: Promise<unknown>): Promise<void> {
   });
 }
 
-export function capabilityCases({ it, withStorage }: ConformanceContext): void {
+export function capabilityCases({ it, withStorage, reopen }: ConformanceContext): void {
   it('listProjects() includes every project with a session, once', () =>
     withStorage(async (storage) => {
       if (!ifImplemented(storage, 'listProjects')) return;
@@ -83,6 +83,26 @@ export function capabilityCases({ it, withStorage }: ConformanceContext): void {
       const locks = await Promise.all([storage.lock!(first), storage.lock!(newKey(first.projectKey)), storage.lock!(newKey())]);
       for (const lock of locks) await lock.release();
     }));
+
+  if (reopen !== undefined) {
+    // Another instance is how another process sees the store: a lock kept in one instance's memory locks nothing.
+    it('lock(key) taken through one instance is refused through another over the same store, until released', () =>
+      withStorage(async (storage) => {
+        if (!ifImplemented(storage, 'lock')) return;
+        const other = await reopen(storage);
+        try {
+          const key = newKey();
+          const held = await storage.lock!(key);
+          await assertLocked(other.lock!(key));
+          await held.release();
+          const taken = await other.lock!(key);
+          await assertLocked(storage.lock!(key));
+          await taken.release();
+        } finally {
+          await other.close?.();
+        }
+      }));
+  }
 
   it('release() twice is harmless and does not release a later holder', () =>
     withStorage(async (storage) => {
