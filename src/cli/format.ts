@@ -14,9 +14,10 @@ export function formatBytes(bytes: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
-/** An ISO time as `YYYY-MM-DD HH:MM:SS` in the local time zone: sortable and short. */
+/** An ISO time as `YYYY-MM-DD HH:MM:SS` in the local time zone: sortable and short. Text that is no time (from a damaged lock) is shown as it is. */
 export function formatTime(iso: string): string {
   const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
   const two = (value: number) => String(value).padStart(2, '0');
   return (
     `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ` +

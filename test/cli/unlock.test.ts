@@ -60,6 +60,31 @@ describe('rewindable unlock', () => {
     expect(again).toMatchObject({ code: 0, stdout: `Session ${session.sessionId} is not locked.\n` });
   });
 
+  it('removes a lock stating a lease out of range without --force: it names no holder, and says so', async () => {
+    const session = await scriptedSession();
+    fs.writeFileSync(lockPathOf(session), JSON.stringify({ pid: 4242, hostname: 'elsewhere', processStart: null, token: 't', acquiredAt: 'garbage', leaseMs: 1e300 }));
+
+    const removed = await runCli(cli, ['unlock', session.sessionId, '--store', session.project.store]);
+
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toMatch(new RegExp(`^Removed the lock of session ${session.sessionId}, a lock file that names no process \\(last renewed .*\\)\\.\n$`));
+    expect(fs.existsSync(lockPathOf(session))).toBe(false);
+  });
+
+  it('--force removes a lock that is a symbolic link, never what it leads to', async () => {
+    const session = await scriptedSession();
+    const target = path.join(session.project.outside, 'elsewhere');
+    fs.writeFileSync(target, 'not the store’s');
+    fs.symlinkSync(target, lockPathOf(session));
+
+    const forced = await runCli(cli, ['unlock', session.sessionId, '--force', '--store', session.project.store]);
+
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toContain(`Removed the lock of session ${session.sessionId}, a lock file that names no process`);
+    expect(fs.lstatSync(lockPathOf(session), { throwIfNoEntry: false })).toBeUndefined();
+    expect(fs.readFileSync(target, 'utf8')).toBe('not the store’s');
+  });
+
   it('--json prints the documented shape', async () => {
     const session = await scriptedSession();
     const holder = await heldSession(session);

@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -142,3 +144,81 @@ function snapshotStore(sandbox: Sandbox): Record<string, string> {
   }
   return files;
 }
+
+/** How a child is started in a PID namespace of its own (`--kill-child`: it dies with the launcher), where this machine allows it. */
+const newPidNamespace = [
+  ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'],
+  ['unshare', '--user', '--map-root-user', '--pid', '--fork', '--kill-child', '--mount-proc'],
+].find((launcher) => spawnSync(launcher[0]!, [...launcher.slice(1), 'true'], { stdio: 'ignore' }).status === 0);
+
+function readOrNull(read: () => string): string | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
+}
+
+/** A pid no process has: that of a process that has just exited. */
+const deadPid = () => spawnSync('true').pid;
+
+describe('a lock whose pid does not name a process here', () => {
+  it.runIf(newPidNamespace !== undefined)(
+    'a live holder in another PID namespace with this host’s name keeps its lock: a second opener gets SESSION_LOCKED, saying when the lease expires',
+    async () => {
+      const { sandbox, sessionId, lockPath } = await newSession();
+      const holder = await startTalkingChild('lease-holder', { root: sandbox.root, store: sandbox.store, sessionId }, newPidNamespace);
+      expect(await holder.next()).toMatchObject({ holding: true });
+      expect(ownerOf(lockPath).hostname).toBe(os.hostname());
+
+      const refusal = await open(sandbox, sessionId).catch((error: unknown) => error);
+
+      expect(refusal).toMatchObject({ code: 'SESSION_LOCKED', message: expect.stringContaining('runs in another PID namespace') });
+      expect((refusal as RewindableError).message).toContain('its lease expires at');
+      holder.send('a.txt');
+      expect(await holder.next()).toEqual({ tracked: 'a.txt' });
+      holder.child.stdin.end();
+      expect((await holder.exited).code).toBe(0);
+      expect(fs.existsSync(lockPath)).toBe(false);
+    },
+  );
+
+  /** A lock of this host whose process is gone, as if written in `identity` (another boot, another PID namespace, or an older version naming neither). */
+  function writeLockOfThisHost(lockPath: string, identity: { pidNamespace?: string | null; bootId?: string | null }, renewedAgoMs: number): void {
+    const owner = { pid: deadPid(), hostname: os.hostname(), processStart: '1', token: randomUUID(), acquiredAt: new Date().toISOString(), leaseMs: 60_000, ...identity };
+    fs.writeFileSync(lockPath, JSON.stringify(owner));
+    const renewedAt = new Date(Date.now() - renewedAgoMs);
+    fs.utimesSync(lockPath, renewedAt, renewedAt);
+  }
+
+  // What this process's own locks record (null where there is no /proc).
+  const ownNamespace = readOrNull(() => fs.readlinkSync('/proc/self/ns/pid'));
+  const ownBoot = readOrNull(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+
+  for (const [label, identity] of [
+    ['from another boot', { pidNamespace: ownNamespace, bootId: 'a-boot-before-the-last-reboot' }],
+    ['from another PID namespace', { pidNamespace: 'pid:[1]', bootId: ownBoot }],
+  ] as const) {
+    it(`a lock of this host ${label} is judged by its lease, not by its pid: refused within the lease, reclaimed once it ran out`, async () => {
+      const { sandbox, sessionId, lockPath } = await newSession();
+
+      writeLockOfThisHost(lockPath, identity, 1_000);
+      await expect(open(sandbox, sessionId)).rejects.toMatchObject({ code: 'SESSION_LOCKED', message: expect.stringContaining('its lease expires at') });
+
+      writeLockOfThisHost(lockPath, identity, 61_000);
+      const manager = await open(sandbox, sessionId);
+      expect(ownerOf(lockPath).pid).toBe(process.pid);
+      await manager.close();
+    });
+  }
+
+  it('a lock of this host of an older version (no PID namespace nor boot recorded) whose process is gone is reclaimed at once, as before', async () => {
+    const { sandbox, sessionId, lockPath } = await newSession();
+    writeLockOfThisHost(lockPath, {}, 0);
+
+    const manager = await open(sandbox, sessionId);
+
+    expect(ownerOf(lockPath).pid).toBe(process.pid);
+    await manager.close();
+  });
+});

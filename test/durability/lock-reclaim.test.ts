@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,6 +35,8 @@ describe('a lock that names no live process is reclaimed', () => {
     ['cut short', '{"pid":12'],
     ['of binary garbage', '\0\0\0\0'],
     ['of JSON naming no process', '{"note":"not a lock"}'],
+    ['stating a lease out of range', JSON.stringify({ pid: 4242, hostname: 'elsewhere', processStart: null, token: 't', acquiredAt: new Date().toISOString(), leaseMs: 1e300 })],
+    ['naming a pid out of range', JSON.stringify({ pid: 1e300, hostname: 'elsewhere', processStart: null, token: 't', acquiredAt: new Date().toISOString(), leaseMs: 60_000 })],
   ] as const) {
     it(`a lock file ${label} is reclaimed, and the reclaimer then holds the session against another process`, async () => {
       const { sandbox, sessionId, lockPath } = await newSession();
@@ -47,6 +50,32 @@ describe('a lock that names no live process is reclaimed', () => {
       expect(fs.existsSync(lockPath)).toBe(false);
     });
   }
+});
+
+describe('a lock path that holds what no holder writes is reclaimed, never followed', () => {
+  it('a lock that is a symbolic link is reclaimed: the link is removed, what it leads to is left as it was, and the reclaimer then holds the session', async () => {
+    const { sandbox, sessionId, lockPath } = await newSession();
+    const target = path.join(sandbox.outside, 'elsewhere');
+    fs.writeFileSync(target, 'not the store’s');
+    fs.symlinkSync(target, lockPath);
+
+    const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none', resume: sessionId });
+
+    expect(fs.lstatSync(lockPath).isFile()).toBe(true);
+    expect(fs.readFileSync(target, 'utf8')).toBe('not the store’s');
+    await expect(CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none', resume: sessionId })).rejects.toMatchObject({ code: 'SESSION_LOCKED' });
+    await manager.close();
+  });
+
+  it('a lock that is a FIFO is reclaimed without waiting on it', async () => {
+    const { sandbox, sessionId, lockPath } = await newSession();
+    expect(spawnSync('mkfifo', [lockPath]).status).toBe(0);
+
+    const manager = await CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none', resume: sessionId });
+
+    expect(fs.lstatSync(lockPath).isFile()).toBe(true);
+    await manager.close();
+  });
 });
 
 describe('a lock is on disk with its content before it becomes visible', () => {

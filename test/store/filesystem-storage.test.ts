@@ -259,6 +259,17 @@ describe('filesystem storage', () => {
   });
 });
 
+describe('filesystem storage: options', () => {
+  it('lockLeaseMs must be a number of milliseconds from 1 to a week: anything else is INVALID_OPTIONS, naming the value', () => {
+    for (const lockLeaseMs of [0, -5, Number.NaN, 8 * 24 * 60 * 60 * 1000, 1e300]) {
+      expect(() => filesystemStorage({ directory: storeDirectory(), lockLeaseMs }), String(lockLeaseMs)).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTIONS', message: `lockLeaseMs must be a number of milliseconds from 1 to 604800000 (a week); got ${lockLeaseMs}.` }),
+      );
+    }
+    expect(() => filesystemStorage({ directory: storeDirectory(), lockLeaseMs: 7 * 24 * 60 * 60 * 1000 })).not.toThrow();
+  });
+});
+
 describe('filesystem storage: loose blobs and their collection', () => {
   const largeBlob = () => {
     const bytes = randomBytes(1024 * 1024 + 3);

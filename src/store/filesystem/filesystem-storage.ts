@@ -3,12 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { RewindableError, storeIoError } from '../../errors.js';
+import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
 import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
 import { BlobPack } from './blob-pack.js';
 import { collectGarbage } from './collect-garbage.js';
 import { encodeLines, parseLog } from './log-lines.js';
+import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
 import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 import { safeLstat, safeReaddir } from './quiet-lookup.js';
@@ -48,7 +49,7 @@ export interface FilesystemStorageOptions {
    * How long a session's lock stands without being renewed. A holder renews
    * its lock every quarter of this; a lock written on another host (whose
    * process cannot be checked from here) is reclaimed once it went unrenewed
-   * for longer than the lease its holder stated.
+   * for longer than the lease its holder stated. At most a week.
    * @default 120000 (two minutes)
    */
   lockLeaseMs?: number;
@@ -113,6 +114,9 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   const durable = durability === 'full';
   const looseBlobMinBytes = options.looseBlobMinBytes ?? 1024 * 1024;
   const lockLeaseMs = options.lockLeaseMs ?? defaultLockLeaseMs;
+  if (!(lockLeaseMs >= 1 && lockLeaseMs <= maximumLeaseMs)) {
+    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `lockLeaseMs must be a number of milliseconds from 1 to ${maximumLeaseMs} (a week); got ${lockLeaseMs}.`);
+  }
   /** A blob appended to the pack as it is: neither a loose file of its own nor compressed in a bundle. */
   const goesToPackAsIs = (blob: BlobWrite) => blob.bytes.length < looseBlobMinBytes && blob.compress !== true;
   const projectsDirectory = path.join(directory, 'projects');

@@ -1,22 +1,40 @@
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { safeLstat } from './quiet-lookup.js';
 
 /**
  * A session's lock file: JSON naming the process that holds the session. Its
  * mtime is the holder's last renewal of its lease (see `HeldSessionLock`).
  */
 
-export interface LockOwner {
-  pid: number;
-  hostname: string;
+/**
+ * The longest lease a holder may state (a week). A lease is a promise to
+ * renew within it; one longer than this, or not a number of milliseconds at
+ * all, is damage (or a crafted lock), and a lock that states it names no
+ * holder that could ever be waited for.
+ */
+export const maximumLeaseMs = 7 * 24 * 60 * 60 * 1000;
+
+const lockOwnerSchema = z.object({
+  pid: z.int().positive(),
+  hostname: z.string(),
   /** Process start time from /proc, so a recycled pid is not taken for the owner. */
-  processStart: string | null;
+  processStart: z.string().nullable().default(null),
+  /**
+   * The holder's PID namespace and boot (see lock-holder-identity.ts): its pid
+   * is checked only from the same ones. Absent in locks of older versions.
+   */
+  pidNamespace: z.string().nullable().optional(),
+  bootId: z.string().nullable().optional(),
   /** Drawn by each holder: a lock is the holder's own only while the file carries this. */
-  token: string;
-  acquiredAt: string;
+  token: z.string(),
+  acquiredAt: z.string().default('an unknown time'),
   /** How long the holder promises never to leave its lock unrenewed; absent in locks of older versions. */
-  leaseMs?: number;
-}
+  leaseMs: z.number().min(1).max(maximumLeaseMs).optional(),
+});
+
+export type LockOwner = z.infer<typeof lockOwnerSchema>;
 
 /** A lock file as found: its raw content, the owner it names (if any) and when it was last renewed. */
 export interface FoundLock {
@@ -25,33 +43,55 @@ export interface FoundLock {
   renewedAtMs: number;
 }
 
-/** The lock file's content, or undefined when there is none. Never follows a link. */
+/**
+ * The lock at `file`, or undefined when there is none. Never follows a link
+ * and never waits on a FIFO: what no holder ever writes there (a link, a
+ * directory, a special file) is reported as a lock that names no process.
+ */
 export function readLock(file: string): FoundLock | undefined {
+  const entry = safeLstat(file);
+  if (entry === undefined) return undefined;
+  if (!entry.isFile()) return strayEntry(entry);
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    // Non-blocking: the file may have become a FIFO since the lstat, and opening one would wait for a writer.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    // Replaced by a link or a socket since the lstat.
+    if (code === 'ELOOP' || code === 'ENXIO') {
+      const replaced = safeLstat(file);
+      return replaced === undefined ? undefined : strayEntry(replaced);
+    }
     throw error;
   }
   try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return strayEntry(stat);
     const content = fs.readFileSync(fd, 'utf8');
-    return { content, owner: parseOwner(content), renewedAtMs: fs.fstatSync(fd).mtimeMs };
+    return { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
   } finally {
     fs.closeSync(fd);
   }
 }
 
+/** Something at the lock path that is not a file: its content stands for which entry it is, so a replacement is noticed. */
+function strayEntry(stat: fs.Stats): FoundLock {
+  const kind = stat.isSymbolicLink() ? 'a symbolic link' : stat.isDirectory() ? 'a directory' : 'a special file';
+  return { content: `(${kind}, inode ${stat.ino})`, owner: undefined, renewedAtMs: stat.mtimeMs };
+}
+
 /** The owner a lock names, or undefined for an empty or damaged lock (which names no process). */
 export function parseOwner(content: string): LockOwner | undefined {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(content) as Partial<LockOwner> | null;
-    if (typeof parsed?.pid !== 'number' || typeof parsed.hostname !== 'string' || typeof parsed.token !== 'string') return undefined;
-    const leaseMs = typeof parsed.leaseMs === 'number' && parsed.leaseMs > 0 ? parsed.leaseMs : undefined;
-    return { processStart: null, acquiredAt: 'an unknown time', ...parsed, leaseMs } as LockOwner;
+    parsed = JSON.parse(content);
   } catch {
     return undefined;
   }
+  const owner = lockOwnerSchema.safeParse(parsed);
+  return owner.success ? owner.data : undefined;
 }
 
 /**
@@ -59,7 +99,8 @@ export function parseOwner(content: string): LockOwner | undefined {
  * the lock that was judged (same content: every holder's lock carries a token
  * of its own; and, with `sameRenewal`, not renewed since). A lock another
  * process created or renewed in between is put back. True when the judged
- * lock was removed.
+ * lock was removed. Only names are acted on: a link is removed, never what it
+ * leads to.
  */
 export function removeLockIfUnchanged(lockPath: string, judged: FoundLock, sameRenewal: boolean): boolean {
   const aside = `${lockPath}.${randomUUID()}.stale`;
@@ -78,6 +119,20 @@ export function removeLockIfUnchanged(lockPath: string, judged: FoundLock, sameR
       // Someone else holds the lock now; the moved one is gone either way.
     }
   }
-  fs.rmSync(aside, { force: true });
+  removeAside(aside, lockPath);
   return unchanged;
+}
+
+/** A directory is removed only when empty: what it holds is not a lock's to delete, so it goes back and the caller is told. */
+function removeAside(aside: string, lockPath: string): void {
+  if (safeLstat(aside)?.isDirectory() !== true) {
+    fs.rmSync(aside, { force: true });
+    return;
+  }
+  try {
+    fs.rmdirSync(aside);
+  } catch (error) {
+    fs.renameSync(aside, lockPath);
+    throw new Error(`${lockPath} is a directory with files in it, not a lock; move it out of the store`, { cause: error });
+  }
 }

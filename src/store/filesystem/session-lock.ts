@@ -6,17 +6,19 @@ import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors
 import { flushFile, writeAll } from '../../fs/flush.js';
 import { HeldSessionLock } from './held-lock.js';
 import { readLock, removeLockIfUnchanged, type FoundLock, type LockOwner } from './lock-file.js';
+import { bootId, pidNamespace, processStartTime } from './lock-holder-identity.js';
 
 /**
- * One writer per session: a lock file holding the owner's pid, host, process
- * start time and lease. A lock of this host whose process is gone (or whose
- * pid now belongs to a different process) is reclaimed, and so is one that
- * names no process at all (empty or garbage, left by a power cut or by
- * damage): a lock is complete the moment it becomes visible (see
- * `tryCreate`), so an unreadable one is never a live writer's lock being
- * filled. The process of a lock from another host cannot be checked: that
- * lock stands while its holder renews it, and is reclaimed once its lease ran
- * out (see `HeldSessionLock`).
+ * One writer per session: a lock file holding the owner's pid, host, PID
+ * namespace, boot, process start time and lease. A lock of this host,
+ * namespace and boot whose process is gone (or whose pid now belongs to a
+ * different process) is reclaimed, and so is one that names no process at
+ * all (empty, garbage or a lease out of range, left by a power cut, by damage
+ * or by hand; or not a file at all): a lock is complete the moment it becomes
+ * visible (see `tryCreate`), so an unreadable one is never a live writer's
+ * lock being filled. The process of a lock from another host, namespace or
+ * boot cannot be checked: that lock stands while its holder renews it, and is
+ * reclaimed once its lease ran out (see `HeldSessionLock`).
  */
 
 /**
@@ -57,6 +59,8 @@ async function acquire(lockPath: string, sessionLabel: string, leaseMs: number):
     pid: process.pid,
     hostname: os.hostname(),
     processStart: processStartTime(process.pid),
+    pidNamespace: pidNamespace(),
+    bootId: bootId(),
     token: randomUUID(),
     acquiredAt: new Date().toISOString(),
     leaseMs,
@@ -75,17 +79,21 @@ async function acquire(lockPath: string, sessionLabel: string, leaseMs: number):
 
 function lockedError(sessionLabel: string, holder: LockOwner, found: FoundLock, leaseMs: number): RewindableError {
   const where = `process ${holder.pid} on ${holder.hostname} has it open (since ${holder.acquiredAt})`;
-  if (holder.hostname === os.hostname()) {
+  if (isCheckableHere(holder)) {
     return new RewindableError(
       RewindableErrorCode.SESSION_LOCKED,
       `Session ${sessionLabel} is locked: ${where}. Close it there first; only one process may write to a session at a time.`,
       { details: { pid: holder.pid, hostname: holder.hostname } },
     );
   }
-  const expiresAt = new Date(found.renewedAtMs + leaseOf(holder, leaseMs)).toISOString();
+  const expiresAt = isoTime(found.renewedAtMs + leaseOf(holder, leaseMs));
+  const unchecked =
+    holder.hostname === os.hostname()
+      ? 'That process runs in another PID namespace (a container sharing this host name) or before a reboot, so it cannot be checked from here'
+      : 'That host cannot be checked from here';
   return new RewindableError(
     RewindableErrorCode.SESSION_LOCKED,
-    `Session ${sessionLabel} is locked: ${where}. That host cannot be checked from here, so its lock holds while it is renewed: ` +
+    `Session ${sessionLabel} is locked: ${where}. ${unchecked}, so its lock holds while it is renewed: ` +
       `its lease expires at ${expiresAt}, and the lock is reclaimed then unless renewed. Close the session there first. ` +
       `If that host or process no longer exists, wait until then, or break the lock now with "rewindable unlock ${sessionLabel} --force" ` +
       '(only when nothing writes to the session: two writers on one session lose backups).',
@@ -117,11 +125,18 @@ export function breakSessionLock(lockPath: string, leaseMs: number): SessionLock
 
 function describe(found: FoundLock, leaseMs: number): SessionLockHolder {
   const owner = found.owner;
-  const renewedAt = new Date(found.renewedAtMs).toISOString();
-  const leaseExpiresAt = new Date(found.renewedAtMs + (owner === undefined ? 0 : leaseOf(owner, leaseMs))).toISOString();
+  const renewedAt = isoTime(found.renewedAtMs);
+  const leaseExpiresAt = isoTime(found.renewedAtMs + (owner === undefined ? 0 : leaseOf(owner, leaseMs)));
   if (owner === undefined) return { pid: null, hostname: null, acquiredAt: null, renewedAt, leaseExpiresAt, live: false };
   return { pid: owner.pid, hostname: owner.hostname, acquiredAt: owner.acquiredAt, renewedAt, leaseExpiresAt, live: isLive(owner, found, leaseMs) };
 }
+
+/** A lock's mtime is whatever was set on the file: one past the range of dates is shown as the nearest date there is. */
+function isoTime(ms: number): string {
+  return new Date(Math.max(-maximumDateMs, Math.min(ms, maximumDateMs))).toISOString();
+}
+
+const maximumDateMs = 8.64e15;
 
 /** The holder's own lease when its lock states one (it renews by that), else ours. */
 function leaseOf(owner: LockOwner, leaseMs: number): number {
@@ -169,7 +184,7 @@ function sweepLeftovers(lockPath: string): void {
 }
 
 function isLive(owner: LockOwner, found: FoundLock, leaseMs: number): boolean {
-  if (owner.hostname !== os.hostname()) return Date.now() - found.renewedAtMs <= leaseOf(owner, leaseMs);
+  if (!isCheckableHere(owner)) return Date.now() - found.renewedAtMs <= leaseOf(owner, leaseMs);
   try {
     process.kill(owner.pid, 0);
   } catch (error) {
@@ -179,14 +194,12 @@ function isLive(owner: LockOwner, found: FoundLock, leaseMs: number): boolean {
   return start === null || owner.processStart === null || start === owner.processStart;
 }
 
-/** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); null where /proc is absent. */
-function processStartTime(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may contain spaces; fields after it are space-separated.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
+/**
+ * Whether the lock's pid names a process here: same host, same PID namespace,
+ * same boot. A lock of an older version records neither namespace nor boot;
+ * its pid is taken as this namespace's, as that version did.
+ */
+function isCheckableHere(owner: LockOwner): boolean {
+  if (owner.hostname !== os.hostname()) return false;
+  return (owner.pidNamespace === undefined || owner.pidNamespace === pidNamespace()) && (owner.bootId === undefined || owner.bootId === bootId());
 }

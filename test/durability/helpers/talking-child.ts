@@ -19,9 +19,14 @@ afterEach(() => {
   for (const talking of running.splice(0)) talking.child.kill('SIGKILL');
 });
 
-/** Starts the bundled worker `name` (test/durability/workers/<name>.ts) with one JSON argument. */
-export async function startTalkingChild(name: string, argument: unknown): Promise<TalkingChild> {
-  const child = spawn(process.execPath, [await bundledWorker(name), JSON.stringify(argument)], { stdio: ['pipe', 'pipe', 'pipe'] });
+/**
+ * Starts the bundled worker `name` (test/durability/workers/<name>.ts) with
+ * one JSON argument; with `launcher`, through that command (such as
+ * `unshare ...`), which then runs node.
+ */
+export async function startTalkingChild(name: string, argument: unknown, launcher: readonly string[] = []): Promise<TalkingChild> {
+  const command = [...launcher, process.execPath, await bundledWorker(name), JSON.stringify(argument)];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: Array<Record<string, unknown>> = [];
   const waiting: Array<{ resolve: (line: Record<string, unknown>) => void; reject: (error: Error) => void }> = [];
   let buffered = '';
