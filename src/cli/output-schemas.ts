@@ -116,6 +116,8 @@ export const gcOutputSchema = z.strictObject({
   sessionsRemoved: z.array(z.strictObject({ projectKey: z.string().min(1), sessionId: z.string().min(1) })),
   sessionsKept: z.int().nonnegative(),
   sessionsLocked: z.int().nonnegative(),
+  /** Idle files named like sessions that are not rewindable session logs: never removed. */
+  leftAlone: z.array(z.strictObject({ projectKey: z.string().min(1), sessionId: z.string().min(1), reason: z.string().min(1) })),
   blobsRemoved: z.int().nonnegative(),
   bytesFreed: z.int().nonnegative(),
   blobsKeptBecause: z.string().optional(),

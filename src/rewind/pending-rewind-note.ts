@@ -25,6 +25,15 @@ export function pendingRewindsKey(projectKey: string): string {
   return `${projectKey}.rewinding`;
 }
 
+/**
+ * Whether a key the store lists is a project's (an encoded project path:
+ * letters, digits and dashes only), not one of the store's own, such as the
+ * notes of a project's rewinds in progress.
+ */
+export function isProjectKey(key: string): boolean {
+  return /^[A-Za-z0-9-]+$/.test(key);
+}
+
 function noteKey(key: SessionKey): SessionKey {
   return { projectKey: pendingRewindsKey(key.projectKey), sessionId: key.sessionId };
 }

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gcOutputSchema, sessionsOutputSchema } from '../../src/cli/output-schemas.js';
-import { newId } from '../helpers/temp-project.js';
+import { newId, tempProject } from '../helpers/temp-project.js';
 import { buildCli, runCli, type BuiltCli } from './helpers/built-cli.js';
 import { holdSession } from './helpers/locked-session.js';
 import { scriptedSession, type ScriptedSession } from './helpers/scripted-session.js';
@@ -88,5 +89,75 @@ describe('rewindable gc', () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/Checking sessions: project 1\/1\n(.*\n)*Removing backups no session needs: done\n$/);
     expect(gcOutputSchema.parse(JSON.parse(run.stdout)).sessionsKept).toBe(1);
+  });
+});
+
+describe('rewindable gc removes only rewindable sessions of its own store', () => {
+  /** A file laid out like another tool's session transcript (Claude Code's `projects/<key>/<uuid>.jsonl`), last written 60 days ago. */
+  function foreignTranscript(folder: string): string {
+    fs.mkdirSync(folder, { recursive: true });
+    const file = path.join(folder, `${randomUUID()}.jsonl`);
+    fs.writeFileSync(file, '{"type":"user","message":{"role":"user","content":"a transcript of another tool"}}\n');
+    fs.utimesSync(file, new Date(Date.now() - 60 * day), new Date(Date.now() - 60 * day));
+    return file;
+  }
+
+  it('never deletes a file outside the store through a link in projects/, and says that no backup was removed because of the link', async () => {
+    const project = tempProject();
+    const transcript = foreignTranscript(path.join(project.outside, 'transcripts'));
+    const before = fs.readFileSync(transcript);
+    fs.mkdirSync(path.join(project.store, 'projects'), { recursive: true });
+    fs.symlinkSync(path.dirname(transcript), path.join(project.store, 'projects', '-home-me-proj'));
+
+    const json = await runCli(cli, ['gc', '--store', project.store, '--json']);
+    const text = await runCli(cli, ['gc', '--store', project.store]);
+
+    expect(json.code).toBe(0);
+    const output = gcOutputSchema.parse(JSON.parse(json.stdout));
+    expect(output).toMatchObject({ sessionsRemoved: [], sessionsKept: 0, blobsRemoved: 0 });
+    expect(output.blobsKeptBecause).toContain(`projects${path.sep}-home-me-proj in the store is a symbolic link`);
+    expect(text.stdout).toContain('No backup was removed: projects/-home-me-proj in the store is a symbolic link, which the store never follows');
+    expect(fs.readdirSync(path.dirname(transcript))).toEqual([path.basename(transcript)]);
+    expect(fs.readFileSync(transcript).equals(before)).toBe(true);
+  });
+
+  it('leaves alone an idle file named like a session that is not a rewindable session log (a store pointed at another tool’s folder), and lists it', async () => {
+    const project = tempProject();
+    const transcript = foreignTranscript(path.join(project.store, 'projects', '-home-me-proj'));
+    const before = fs.readFileSync(transcript);
+    const sessionId = path.basename(transcript, '.jsonl');
+
+    const json = await runCli(cli, ['gc', '--store', project.store, '--json']);
+    const text = await runCli(cli, ['gc', '--store', project.store]);
+
+    expect(json.code).toBe(0);
+    expect(gcOutputSchema.parse(JSON.parse(json.stdout))).toMatchObject({
+      sessionsRemoved: [],
+      sessionsKept: 0,
+      leftAlone: [{ projectKey: '-home-me-proj', sessionId, reason: 'it is not a rewindable session log (it does not start with a session-start record)' }],
+    });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      `Left alone 1 file that is not a rewindable session:\n  projects/-home-me-proj/${sessionId}.jsonl: it is not a rewindable session log (it does not start with a session-start record)\n`,
+    );
+    expect(fs.readFileSync(transcript).equals(before)).toBe(true);
+  });
+
+  it('leaves alone an idle session whose log is damaged, and removes no backup while it cannot be read', async () => {
+    const old = await scriptedSession();
+    age(old, 40);
+    const log = path.join(old.project.store, 'projects', fs.readdirSync(path.join(old.project.store, 'projects'))[0]!, `${old.sessionId}.jsonl`);
+    const lines = fs.readFileSync(log, 'utf8').split('\n');
+    lines[1] = lines[1]!.replace('"type"', '"tipe"'); // the second line no longer matches its checksum
+    fs.writeFileSync(log, lines.join('\n'));
+    age(old, 40);
+    const damaged = fs.readFileSync(log);
+
+    const output = gcOutputSchema.parse(JSON.parse((await runCli(cli, ['gc', '--store', old.project.store, '--json'])).stdout));
+
+    expect(output.sessionsRemoved).toEqual([]);
+    expect(output.leftAlone).toEqual([expect.objectContaining({ sessionId: old.sessionId, reason: expect.stringContaining('its log cannot be read: The session log') })]);
+    expect(output.blobsKeptBecause).toBe(`the logs of 1 session(s) could not be read (${old.sessionId})`);
+    expect(fs.readFileSync(log).equals(damaged)).toBe(true);
   });
 });

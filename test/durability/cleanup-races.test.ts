@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CheckpointManager, type CleanupResult } from '../../src/index.js';
+import { CheckpointManager, encodeProjectKey, type CleanupResult } from '../../src/index.js';
 import type { CallName } from './helpers/fs-instrument.js';
 import { createSandbox, type Sandbox } from './helpers/sandbox.js';
 import { startTalkingChild } from './helpers/talking-child.js';
@@ -36,10 +36,14 @@ function age(sandbox: Sandbox, sessionId: string): void {
   for (const file of files) fs.utimesSync(path.join(sandbox.store, file), fortyDaysAgo(), fortyDaysAgo());
 }
 
-/** Starts `cleanup()` in another process and waits until it stops just before the first call matching `pause`. */
-async function pausedCleanup(sandbox: Sandbox, pause: { calls: CallName[]; path?: string; pathPrefix?: string }) {
+/**
+ * Starts `cleanup()` (or, with `collectGarbageOnly`, only the store's
+ * `collectGarbage`) in another process and waits until it stops just before
+ * the first call matching `pause`.
+ */
+async function pausedCleanup(sandbox: Sandbox, pause: { calls: CallName[]; path?: string; pathPrefix?: string }, options: { collectGarbageOnly?: boolean } = {}) {
   const resumeFile = path.join(sandbox.base, 'resume-cleanup');
-  const worker = await startTalkingChild('paused-cleanup', { store: sandbox.store, pause, resumeFile });
+  const worker = await startTalkingChild('paused-cleanup', { store: sandbox.store, pause, resumeFile, ...options });
   const paused = await worker.next();
   expect(paused).toHaveProperty('paused');
   return {
@@ -126,5 +130,75 @@ describe('an idle session used after the clean-up listed it survives', () => {
     await reopened.rewindFiles(undoCheckpointId!);
     await reopened.close();
     expect(fs.readFileSync(path.join(sandbox.root, 'a.txt'), 'utf8')).toBe('the agent’s version, in no other file\n');
+  });
+});
+
+describe('a session that moves while a clean-up reads the store keeps its backups', () => {
+  const twoHoursAgo = () => new Date(Date.now() - 2 * 60 * 60 * 1000);
+
+  /**
+   * A closed session that backed up `files` and then changed them; the
+   * clean-up is then stopped as it lists the project's folder, and the
+   * project moves and is resumed from its new directory meanwhile (which
+   * moves the session to the new directory's key, a key the clean-up has not
+   * listed). Returns what the rewind from the new directory must restore.
+   */
+  async function movedDuringCleanup(files: Record<string, Buffer>, prepare: (sandbox: Sandbox, sessionId: string) => void, options: { collectGarbageOnly?: boolean } = {}) {
+    const sandbox = newSandbox();
+    for (const [name, bytes] of Object.entries(files)) fs.writeFileSync(path.join(sandbox.root, name), bytes);
+    const agent = await open(sandbox);
+    const turn = await agent.checkpoint();
+    for (const name of Object.keys(files)) {
+      await agent.trackEdit(name);
+      fs.writeFileSync(path.join(sandbox.root, name), 'the agent rewrote it\n');
+    }
+    await agent.close();
+    prepare(sandbox, agent.sessionId);
+    const cleanup = await pausedCleanup(sandbox, { calls: ['readdirSync'], path: path.dirname(sandbox.logPath(agent.sessionId)) }, options);
+
+    const movedRoot = path.join(sandbox.base, 'moved-project');
+    fs.renameSync(sandbox.root, movedRoot);
+    const resumed = await CheckpointManager.open({ cwd: movedRoot, storeDir: sandbox.store, durability: 'none', resume: agent.sessionId });
+    await resumed.close();
+    const result = await cleanup.finish();
+
+    const again = await CheckpointManager.open({ cwd: movedRoot, storeDir: sandbox.store, durability: 'none', resume: agent.sessionId });
+    const rewind = await again.rewindFiles(turn);
+    await again.close();
+    return { result, rewind, read: (name: string) => fs.readFileSync(path.join(movedRoot, name)) };
+  }
+
+  it('moved and resumed while cleanup() lists the projects: its large backup, older than the grace period, is kept, and the rewind from its new directory restores its exact bytes', async () => {
+    const original = randomBytes(1536 * 1024);
+    const hash = createHash('sha256').update(original).digest('hex');
+
+    const { result, rewind, read } = await movedDuringCleanup({ 'big.bin': original }, (sandbox) => {
+      // Written two hours ago, past the hour of grace: only a log naming it keeps it.
+      const blob = path.join(sandbox.store, 'blobs', hash.slice(0, 2), hash);
+      fs.utimesSync(blob, twoHoursAgo(), twoHoursAgo());
+    });
+
+    expect(result).toMatchObject({ sessionsRemoved: [], blobsRemoved: 0 });
+    expect(rewind.skipped ?? []).toEqual([]);
+    expect(read('big.bin').equals(original)).toBe(true);
+  });
+
+  it('of the older layout, moved and resumed while collectGarbage lists the sessions: its pack named by session alone is kept, and the rewind restores every file', async () => {
+    const originals = { 'a.txt': Buffer.from('a, as the user wrote it\n'), 'b.txt': Buffer.from('b, as the user wrote it\n') };
+
+    const { result, rewind, read } = await movedDuringCleanup(
+      originals,
+      (sandbox, sessionId) => {
+        const packs = path.join(sandbox.store, 'blobs', 'packs');
+        const legacyPack = path.join(packs, `${sessionId}.pack`);
+        fs.renameSync(path.join(packs, encodeProjectKey(sandbox.root), `${sessionId}.pack`), legacyPack);
+        fs.utimesSync(legacyPack, fortyDaysAgo(), fortyDaysAgo());
+      },
+      { collectGarbageOnly: true },
+    );
+
+    expect(result).toMatchObject({ blobsRemoved: 0 });
+    expect(rewind.skipped ?? []).toEqual([]);
+    for (const [name, bytes] of Object.entries(originals)) expect(read(name).equals(bytes), name).toBe(true);
   });
 });

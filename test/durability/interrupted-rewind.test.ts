@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { sessionsOutputSchema } from '../../src/cli/output-schemas.js';
-import { CheckpointManager, listSessions } from '../../src/index.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { gcOutputSchema, sessionsOutputSchema } from '../../src/cli/output-schemas.js';
+import { CheckpointManager, encodeProjectKey, listSessions } from '../../src/index.js';
 import { buildCli, runCli } from '../cli/helpers/built-cli.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
 import { bundledWorker } from './helpers/bundle.js';
@@ -116,5 +118,46 @@ describe('a rewind a crash interrupted', () => {
     const after = await project.open({ sessionId: newId() });
     expect(await after.interruptedRewinds()).toEqual([expect.objectContaining({ sessionId: hanging.sessionId, outcome: 'rolled-back' })]);
     expect(files(project)).toEqual(agent);
+  });
+});
+
+describe('rewindable gc and the notes of rewinds in progress', () => {
+  /** The note a rewinding session leaves where every session of its project looks (`<project key>.rewinding`). */
+  const noteOf = (project: TempProject, sessionId: string) => path.join(project.store, 'projects', `${encodeProjectKey(project.root)}.rewinding`, `${sessionId}.jsonl`);
+
+  it('gc --older-than 0 keeps the note of a rewind a live process is in the middle of, lists no note as a session, and the next session of the project rolls the rewind back once that process dies', async () => {
+    const project = tempProject();
+    const hanging = await rewindStoppedMidway(project, 'hang');
+    const cli = await buildCli();
+    try {
+      const gc = await runCli(cli, ['gc', '--older-than', '0', '--store', project.store, '--json']);
+      const sessions = await runCli(cli, ['sessions', '--cwd', project.root, '--store', project.store, '--json']);
+
+      expect(gc.code).toBe(0);
+      expect(gcOutputSchema.parse(JSON.parse(gc.stdout))).toMatchObject({ sessionsRemoved: [], sessionsLocked: 1, sessionsKept: 1, leftAlone: [] });
+      expect(sessionsOutputSchema.parse(JSON.parse(sessions.stdout)).sessions.map((session) => session.sessionId)).toEqual([hanging.sessionId]);
+      expect(fs.existsSync(noteOf(project, hanging.sessionId))).toBe(true);
+    } finally {
+      cli.remove();
+      await hanging.kill();
+    }
+    const next = await project.open({ sessionId: newId() });
+    expect(await next.interruptedRewinds()).toEqual([expect.objectContaining({ sessionId: hanging.sessionId, outcome: 'rolled-back' })]);
+    expect(files(project)).toEqual(agent);
+  });
+
+  it('gc removes the note of a session it removes, and reports only the session', async () => {
+    const project = tempProject();
+    const crashed = await rewindStoppedMidway(project, 'kill');
+    const cli = await buildCli();
+    try {
+      const gc = await runCli(cli, ['gc', '--older-than', '0', '--store', project.store, '--json']);
+
+      expect(gcOutputSchema.parse(JSON.parse(gc.stdout))).toMatchObject({ sessionsRemoved: [{ projectKey: encodeProjectKey(project.root), sessionId: crashed.sessionId }], sessionsKept: 0 });
+      expect(fs.existsSync(noteOf(project, crashed.sessionId))).toBe(false);
+      expect(fs.existsSync(path.join(project.store, 'projects', encodeProjectKey(project.root), `${crashed.sessionId}.jsonl`))).toBe(false);
+    } finally {
+      cli.remove();
+    }
   });
 });

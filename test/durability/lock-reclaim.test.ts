@@ -78,6 +78,28 @@ describe('a lock path that holds what no holder writes is reclaimed, never follo
   });
 });
 
+describe('the store never follows a link in its projects folder', () => {
+  it('a project folder in the store that is a link: opening, resuming and listing fail with STORE_IO saying so, and nothing is written where it leads', async () => {
+    const { sandbox, sessionId } = await newSession();
+    const folder = path.dirname(sandbox.logPath(sessionId));
+    const elsewhere = path.join(sandbox.outside, 'sessions');
+    fs.renameSync(folder, elsewhere);
+    fs.symlinkSync(elsewhere, folder);
+    const before = fs.readdirSync(elsewhere).sort();
+
+    const attempts = [
+      CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none' }),
+      CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, durability: 'none', resume: sessionId }),
+      CheckpointManager.open({ cwd: sandbox.root, storeDir: sandbox.store, readOnly: true, resume: sessionId }),
+      listSessions({ cwd: sandbox.root, storeDir: sandbox.store }),
+    ];
+    for (const attempt of attempts) {
+      await expect(attempt).rejects.toMatchObject({ code: 'STORE_IO', message: expect.stringContaining(`${folder}, is a symbolic link: the store never follows links`) });
+    }
+    expect(fs.readdirSync(elsewhere).sort()).toEqual(before);
+  });
+});
+
 describe('a lock is on disk with its content before it becomes visible', () => {
   it('the lock file is flushed before it is linked into place', async () => {
     const { sandbox, sessionId, lockPath } = await newSession();

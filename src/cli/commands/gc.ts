@@ -12,8 +12,9 @@ export const gcCommand: Command = {
   description:
     'Removes every session of the store (all projects) idle for longer than --older-than, then every backup ' +
     'no remaining session names. Sessions another process has open are kept, and so is a session written since ' +
-    'it was found idle (each is checked again under its lock). Backups written or reused in the last hour are kept ' +
-    '(a live session may be about to name them). Prints what was removed and the space freed.',
+    'it was found idle (each is checked again under its lock). A file that is not a rewindable session log is left ' +
+    'alone and listed. Backups written or reused in the last hour are kept (a live session may be about to name them). ' +
+    'Prints what was removed and the space freed.',
   positionals: { required: [] },
   options: {
     'older-than': { type: 'string', value: 'AGE', description: 'Idle time after which a session is removed: 30d, 12h, 2w (default: 30d).' },
@@ -35,6 +36,7 @@ export const gcCommand: Command = {
       sessionsRemoved: result.sessionsRemoved.map((removed) => ({ projectKey: removed.projectKey, sessionId: removed.sessionId })),
       sessionsKept: result.sessionsKept,
       sessionsLocked: result.sessionsLocked,
+      leftAlone: result.leftAlone.map((entry) => ({ projectKey: entry.projectKey, sessionId: entry.sessionId, reason: entry.reason })),
       blobsRemoved: result.blobsRemoved,
       bytesFreed: result.bytesFreed,
       ...(result.blobsKeptBecause !== undefined ? { blobsKeptBecause: result.blobsKeptBecause } : {}),
@@ -50,6 +52,10 @@ export const gcCommand: Command = {
     );
     const inUse = output.sessionsLocked > 0 ? ` (${plural(output.sessionsLocked, 'idle session')} kept because a process has it open)` : '';
     out.line(`Kept ${plural(output.sessionsKept, 'session')}${inUse}.`);
+    if (output.leftAlone.length > 0) {
+      out.line(out.style.yellow(`Left alone ${plural(output.leftAlone.length, 'file')} that ${output.leftAlone.length === 1 ? 'is' : 'are'} not a rewindable session:`));
+      for (const entry of output.leftAlone) out.line(`  projects/${entry.projectKey}/${entry.sessionId}.jsonl: ${entry.reason}`);
+    }
     if (output.blobsKeptBecause !== undefined) out.line(out.style.yellow(`No backup was removed: ${output.blobsKeptBecause}.`));
     return ExitCode.success;
   },

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { assertUuid, encodeProjectKey } from '../../paths.js';
+import { isProjectKey } from '../../rewind/pending-rewind-note.js';
 import { asStoreError } from '../../session/list-sessions.js';
 import { filesystemStorage, type FilesystemStorage } from '../../store/filesystem/filesystem-storage.js';
 import type { SessionLockHolder } from '../../store/filesystem/session-lock.js';
@@ -82,8 +83,8 @@ async function lockedProject(storage: FilesystemStorage, sessionId: string): Pro
   const projects = await storage.listProjects().catch(asStoreError(`list the projects in the store ${storage.directory}`));
   const locked: string[] = [];
   const logged: string[] = [];
-  // Encoded project paths hold no dot: a folder whose name does is the store's own (the notes of rewinds in progress).
-  for (const projectKey of projects.filter((name) => !name.includes('.'))) {
+  // A folder whose name is no project key is the store's own (the notes of rewinds in progress).
+  for (const projectKey of projects.filter(isProjectKey)) {
     if ((await storage.inspectLock({ projectKey, sessionId })) !== undefined) locked.push(projectKey);
     else if (fs.existsSync(storage.logPath({ projectKey, sessionId }))) logged.push(projectKey);
   }

@@ -11,6 +11,7 @@ import { collectGarbage } from './collect-garbage.js';
 import { encodeLines, parseLog } from './log-lines.js';
 import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
+import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
 import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 import { safeLstat, safeReaddir } from './quiet-lookup.js';
 
@@ -61,7 +62,11 @@ export interface FilesystemStorage extends StorageAdapter {
   /** Where a session's log lives (for messages and tools). */
   logPath(key: SessionKey): string;
   listProjects(): Promise<string[]>;
-  collectGarbage: NonNullable<StorageAdapter['collectGarbage']>;
+  /**
+   * `collectGarbage` of the contract; `keptBecause` says why nothing was
+   * removed when the store holds what it cannot account for (a link in `projects/`).
+   */
+  collectGarbage(referenced: ReadonlySet<string>, options: { graceMs: number }): Promise<{ blobsRemoved: number; bytesFreed: number; keptBecause?: string }>;
   lock: NonNullable<StorageAdapter['lock']>;
   /** Who holds the session's lock, or undefined when it is not locked. */
   inspectLock(key: SessionKey): Promise<SessionLockHolder | undefined>;
@@ -134,20 +139,24 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
 
   const logPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.jsonl`);
   const lockPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.lock`);
+  /** `logPath` once its folder is checked not to be a link: for reading, writing and deleting. */
+  const checkedLogPath = (key: SessionKey) => path.join(projectFolder(projectsDirectory, key.projectKey), `${key.sessionId}.jsonl`);
   const packPath = (key: SessionKey) => path.join(packsDirectory, key.projectKey, `${key.sessionId}.pack`);
   /** Where packs were named by session alone: read as a fallback, never written. */
   const legacyPackPath = (key: SessionKey) => path.join(packsDirectory, `${key.sessionId}.pack`);
   const keyString = (key: SessionKey) => `${key.projectKey}/${key.sessionId}`;
 
-  async function ensureDirectory(target: string): Promise<void> {
-    if (fs.existsSync(target)) return;
-    const firstCreated = fs.mkdirSync(target, { recursive: true });
-    if (durable && firstCreated !== undefined) await flushCreatedDirectories(target, firstCreated);
+  /** The project's folder, created if missing; never a link (see project-folders.ts). */
+  async function ensureProjectFolder(projectKey: string): Promise<string> {
+    const folder = projectFolder(projectsDirectory, projectKey);
+    if (fs.existsSync(folder)) return folder;
+    const firstCreated = fs.mkdirSync(folder, { recursive: true });
+    if (durable && firstCreated !== undefined) await flushCreatedDirectories(folder, firstCreated);
+    return folder;
   }
 
   async function openAppender(key: SessionKey): Promise<Appender> {
-    const file = logPath(key);
-    await ensureDirectory(path.dirname(file));
+    const file = path.join(await ensureProjectFolder(key.projectKey), `${key.sessionId}.jsonl`);
     const existed = fs.existsSync(file);
     const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND, 0o600);
     let length = 0;
@@ -297,7 +306,16 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     });
   }
 
-  return {
+  /** Every session with a log, as `<project key>/<session id>`. */
+  async function listEverySession(): Promise<string[]> {
+    const sessions: string[] = [];
+    for (const projectKey of listProjectFolders(projectsDirectory)) {
+      for (const session of await storage.listSessions(projectKey)) sessions.push(keyString({ projectKey, sessionId: session.sessionId }));
+    }
+    return sessions;
+  }
+
+  const storage: FilesystemStorage = {
     specificationVersion: 'v1',
     directory,
     durability,
@@ -350,9 +368,10 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       const file = logPath(key);
       let bytes: Buffer;
       try {
-        bytes = fs.readFileSync(file);
+        bytes = readLogFile(checkedLogPath(key), key.sessionId);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        if (RewindableError.isInstance(error)) throw error;
         throw storeIoError(`read the log of session ${key.sessionId} (${file})`, error);
       }
       const parsed = parseLog(bytes, file);
@@ -364,7 +383,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     async listSessions(projectKey) {
-      const folder = path.join(projectsDirectory, projectKey);
+      const folder = projectFolder(projectsDirectory, projectKey);
       let names: string[];
       try {
         names = fs.readdirSync(folder);
@@ -377,7 +396,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
         if (!name.endsWith('.jsonl')) continue;
         try {
           const key = { projectKey, sessionId: name.slice(0, -'.jsonl'.length) };
-          const log = fs.statSync(path.join(folder, name));
+          // A log that is a link is listed as it is (its load then says what is wrong), never followed.
+          const log = fs.lstatSync(path.join(folder, name));
           const packs = [safeLstat(packPath(key)), safeLstat(legacyPackPath(key))];
           const mtime = Math.max(log.mtimeMs, ...packs.map((pack) => pack?.mtimeMs ?? 0));
           sessions.push({ sessionId: key.sessionId, mtime, bytes: packs.reduce((sum, pack) => sum + (pack?.size ?? 0), log.size) });
@@ -393,7 +413,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       if (appender !== undefined) fs.closeSync(appender.fd);
       appenders.delete(keyString(key));
       closePack(packPath(key));
-      fs.rmSync(logPath(key), { force: true });
+      fs.rmSync(checkedLogPath(key), { force: true });
       fs.rmSync(packPath(key), { force: true });
       // A pack of the older layout is named by session id alone: a session of that id in another project may read it.
       const stillListed = safeReaddir(projectsDirectory).some((project) => fs.existsSync(logPath({ projectKey: project, sessionId: key.sessionId })));
@@ -443,21 +463,23 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     async listProjects() {
-      try {
-        return fs.readdirSync(projectsDirectory).filter((name) => !name.startsWith('.'));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw storeIoError(`list the projects in ${projectsDirectory}`, error);
-      }
+      return listProjectFolders(projectsDirectory);
     },
 
     async collectGarbage(referenced, { graceMs }) {
+      const linked = linkedProjectFolders(projectsDirectory);
+      if (linked.length > 0) {
+        // Sessions of this store may lie behind such a link (a project folder moved to another disk): any blob may be theirs.
+        const names = linked.map((name) => path.join('projects', name)).join(', ');
+        const verb = linked.length === 1 ? 'is a symbolic link' : 'are symbolic links';
+        return { blobsRemoved: 0, bytesFreed: 0, keptBecause: `${names} in the store ${verb}, which the store never follows: replace it with a real folder, or remove it` };
+      }
       // The grace period protects blobs being written or reused right now, before any log line names them.
       const cutoff = Date.now() - graceMs;
-      const sessions = new Set<string>();
-      for (const projectKey of await this.listProjects()) {
-        for (const session of await this.listSessions(projectKey)) sessions.add(keyString({ projectKey, sessionId: session.sessionId }));
-      }
+      // Listed twice, the second time after the first listing ended: a session that moves meanwhile (copied under its
+      // new project's key, then deleted under the old one) can be missed by a listing that reaches the new key before
+      // the copy and the old one after the deletion, but the second listing finds it where it moved (see cleanup.ts).
+      const sessions = new Set([...(await listEverySession()), ...(await listEverySession())]);
       return collectGarbage({ blobsDirectory, referenced, cutoff, sessions });
     },
 
@@ -468,8 +490,9 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     async lock(key): Promise<StorageLock> {
       const folder = path.join(projectsDirectory, key.projectKey);
       try {
-        await ensureDirectory(folder);
+        await ensureProjectFolder(key.projectKey);
       } catch (error) {
+        if (RewindableError.isInstance(error)) throw error;
         throw storeIoError(`create the folder of session ${key.sessionId} (${folder})`, error);
       }
       // The lock checks itself before each write of the session that holds it (HeldSessionLock.assertHeld).
@@ -478,14 +501,17 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
 
     async inspectLock(key) {
       try {
+        projectFolder(projectsDirectory, key.projectKey);
         return inspectSessionLock(lockPath(key), lockLeaseMs);
       } catch (error) {
+        if (RewindableError.isInstance(error)) throw error;
         throw storeIoError(`read the lock of session ${key.sessionId} (${lockPath(key)})`, error);
       }
     },
 
     async breakLock(key) {
       try {
+        projectFolder(projectsDirectory, key.projectKey);
         return breakSessionLock(lockPath(key), lockLeaseMs);
       } catch (error) {
         if (RewindableError.isInstance(error)) throw error;
@@ -501,6 +527,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       readPacks.clear();
     },
   };
+  return storage;
 }
 
 /**
@@ -511,5 +538,26 @@ async function flushCreatedDirectories(target: string, firstCreated: string): Pr
   for (let current = target; ; current = path.dirname(current)) {
     await flushDirectory(path.dirname(current));
     if (current === firstCreated) break;
+  }
+}
+
+/** A session log's bytes, never read through a link (ENOENT when there is none). */
+function readLogFile(file: string, sessionId: string): Buffer {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
+    throw new RewindableError(
+      RewindableErrorCode.STORE_IO,
+      `The log of session ${sessionId}, ${file}, is a symbolic link: the store never reads a log through a link. Replace it with the file it leads to, or remove it.`,
+      { details: { path: file } },
+    );
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error('it is not a regular file');
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
