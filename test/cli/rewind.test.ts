@@ -1,7 +1,9 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOutputSchema, rewindOutputSchema } from '../../src/cli/output-schemas.js';
-import { newId, snapshotTree } from '../helpers/temp-project.js';
+import { CheckpointManager } from '../../src/index.js';
+import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 import { buildCli, canRunInTerminal, escapeCode, runCli, runCliInTerminal, type BuiltCli } from './helpers/built-cli.js';
 import { holdSession } from './helpers/locked-session.js';
 import { scriptedSession } from './helpers/scripted-session.js';
@@ -175,5 +177,55 @@ describe.skipIf(!canRunInTerminal)('rewindable rewind on a terminal', () => {
     expect(run.output).not.toContain('[y/N]');
     expect(project.snapshot()).toEqual(atFirst);
     expect(fs.existsSync(project.file('src/farewell.ts'))).toBe(false);
+  });
+});
+
+describe('a session id in two projects of one store', () => {
+  /** Projects alpha and beta, each with a closed session of the same id that changed f.txt after its first checkpoint. */
+  async function twoProjectsSharingAnId() {
+    const { store, outside } = tempProject();
+    const sessionId = newId();
+    const record = async (name: string) => {
+      const root = path.join(outside, name);
+      fs.mkdirSync(root);
+      fs.writeFileSync(path.join(root, 'f.txt'), `${name} original\n`);
+      const manager = await CheckpointManager.open({ cwd: root, storeDir: store, sessionId, durability: 'none' });
+      const first = await manager.checkpoint(newId());
+      await manager.trackEdit('f.txt');
+      fs.writeFileSync(path.join(root, 'f.txt'), `${name} changed\n`);
+      await manager.close();
+      return { name, root, first };
+    };
+    return { store, sessionId, alpha: await record('alpha'), beta: await record('beta') };
+  }
+
+  it('without --cwd, rewind, checkpoints and diff pick none: they fail with exit 2 naming both projects, and change nothing', async () => {
+    const { store, sessionId, alpha, beta } = await twoProjectsSharingAnId();
+
+    for (const [command, ...rest] of [['rewind', alpha.first, '--yes'], ['checkpoints'], ['diff', alpha.first]]) {
+      const run = await runCli(cli, [command!, sessionId, ...rest, '--store', store]);
+      expect(run.code, command).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `error: Session ${sessionId} is in 2 projects: ${alpha.root}, ${beta.root}. A session id is unique only within its project: ` +
+          `pass --cwd with the project directory of the one you mean.\nRun 'rewindable ${command} --help' for usage.\n`,
+      );
+    }
+    expect(fs.readFileSync(path.join(alpha.root, 'f.txt'), 'utf8')).toBe('alpha changed\n');
+  });
+
+  it('--cwd reaches the session of that project: rewind, checkpoints and diff each act on it alone', async () => {
+    const { store, sessionId, alpha, beta } = await twoProjectsSharingAnId();
+
+    for (const { name, ...project } of [alpha, beta]) {
+      const checkpoints = await runCli(cli, ['checkpoints', sessionId, '--cwd', project.root, '--store', store]);
+      const diff = await runCli(cli, ['diff', sessionId, project.first, '--cwd', project.root, '--store', store]);
+      expect(checkpoints.stdout.split('\n')[0]).toBe(`1 checkpoint in session ${sessionId} of ${project.root}`);
+      expect(diff.stdout).toContain(`-${name} changed\n+${name} original\n`);
+
+      const rewind = await runCli(cli, ['rewind', sessionId, project.first, '--yes', '--cwd', project.root, '--store', store]);
+      expect(rewind.code, rewind.stderr).toBe(0);
+      expect(fs.readFileSync(path.join(project.root, 'f.txt'), 'utf8')).toBe(`${name} original\n`);
+    }
   });
 });

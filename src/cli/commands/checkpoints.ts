@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { displayPath, formatTable, formatTime, plural } from '../format.js';
-import { withManager } from '../open-manager.js';
+import { projectOption, withManager } from '../open-manager.js';
 import { checkpointsOutputSchema, type CheckpointsOutput } from '../output-schemas.js';
 
 /** Files named in the table before the rest are summed up as "+N more". */
@@ -13,13 +13,14 @@ export const checkpointsCommand: Command = {
   description:
     'Lists the checkpoints of a session, oldest first: one per user message (its id is the message id), ' +
     'plus the undo points taken automatically before each rewind. FILES are the tracked files whose state ' +
-    'the checkpoint holds. The session is found in the store by its id; no project directory is needed.',
+    'the checkpoint holds. The session is found in the store by its id; --cwd names its project when sessions of ' +
+    'that id are in several projects.',
   positionals: { required: ['SESSION'] },
-  options: {},
+  options: { cwd: projectOption },
   examples: ['rewindable checkpoints 5d3b8e0c-1a2b-4c3d-8e4f-5a6b7c8d9e0f'],
   async run(invocation) {
     const sessionId = invocation.positionals[0]!;
-    const output = await withManager(invocation.storeDir, sessionId, { readOnly: true }, async (manager): Promise<CheckpointsOutput> => ({
+    const output = await withManager(invocation, sessionId, { readOnly: true, command: 'checkpoints' }, async (manager): Promise<CheckpointsOutput> => ({
       sessionId,
       cwd: manager.root,
       checkpoints: (await manager.listCheckpoints()).map((checkpoint) => ({

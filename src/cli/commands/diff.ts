@@ -4,7 +4,7 @@ import type { FileChangeDiff, FileDiff } from '../../rewind/diff.js';
 import { flagValue, type Command } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { displayPath, formatBytes, plural } from '../format.js';
-import { withManager } from '../open-manager.js';
+import { projectOption, withManager } from '../open-manager.js';
 import { diffOutputSchema, type DiffOutput } from '../output-schemas.js';
 import type { Output } from '../output.js';
 import { createProgress } from '../progress.js';
@@ -22,13 +22,14 @@ export const diffCommand: Command = {
     'the session may be open in another process.',
   positionals: { required: ['SESSION', 'CHECKPOINT'], repeated: 'FILE' },
   options: {
+    cwd: projectOption,
     progress: { type: 'boolean', description: 'Report progress on stderr even when it is not a terminal.' },
   },
   examples: ['rewindable diff SESSION CHECKPOINT', 'rewindable diff SESSION CHECKPOINT src/app.ts', 'rewindable diff SESSION CHECKPOINT --json | jq .files[].path'],
   async run(invocation) {
     const [sessionId, checkpointId, ...files] = invocation.positionals as [string, string, ...string[]];
     const progress = createProgress(invocation.terminal, flagValue(invocation, 'progress') || invocation.terminal.stderr.isTTY === true);
-    const output = await withManager(invocation.storeDir, sessionId, { readOnly: true }, async (manager): Promise<DiffOutput> => {
+    const output = await withManager(invocation, sessionId, { readOnly: true, command: 'diff' }, async (manager): Promise<DiffOutput> => {
       const cwd = invocation.terminal.cwd;
       const base = cwd === manager.root || isInside(cwd, manager.root) ? cwd : manager.root;
       const diffs = await manager

@@ -5,7 +5,7 @@ import { flagValue, type Command, type Invocation } from '../command.js';
 import { confirm } from '../confirm.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { displayPath, formatTable, plural } from '../format.js';
-import { withManager } from '../open-manager.js';
+import { projectOption, withManager } from '../open-manager.js';
 import { rewindOutputSchema, type RewindOutput } from '../output-schemas.js';
 
 export const rewindCommand: Command = {
@@ -25,6 +25,7 @@ export const rewindCommand: Command = {
   options: {
     'dry-run': { type: 'boolean', description: 'Only show what would change (works while the session is open elsewhere).' },
     yes: { type: 'boolean', short: 'y', description: 'Rewind without asking for confirmation.' },
+    cwd: projectOption,
   },
   examples: ['rewindable rewind SESSION CHECKPOINT', 'rewindable rewind SESSION CHECKPOINT --dry-run', 'rewindable rewind SESSION CHECKPOINT --yes --json'],
   async run(invocation) {
@@ -32,7 +33,7 @@ export const rewindCommand: Command = {
     const dryRun = flagValue(invocation, 'dry-run');
     const yes = flagValue(invocation, 'yes');
     if (dryRun && yes) throw new UsageError('--dry-run and --yes contradict each other: pick one.', 'rewind');
-    return withManager(invocation.storeDir, sessionId, { readOnly: dryRun }, (manager) => rewind(invocation, manager, { sessionId, checkpointId, dryRun, yes }));
+    return withManager(invocation, sessionId, { readOnly: dryRun, command: 'rewind' }, (manager) => rewind(invocation, manager, { sessionId, checkpointId, dryRun, yes }));
   },
 };
 
