@@ -95,12 +95,7 @@ export class Session {
           `Session ${options.sessionId} does not exist for the project ${options.root}. Check the id, or start a new session with sessionId.`,
         );
       }
-      if (options.mode === 'create' && loaded !== null) {
-        throw new RewindableError(
-          RewindableErrorCode.SESSION_EXISTS,
-          `Session ${options.sessionId} already exists for the project ${options.root}. Reopen it with resume, or pick a new sessionId.`,
-        );
-      }
+      if (options.mode === 'create' && loaded !== null) throw sessionExists(options, loaded.records, key.projectKey);
       if (loaded !== null) {
         for (const record of loaded.records) session.replay(record);
         session.headerWritten = true;
@@ -301,3 +296,27 @@ export class Session {
 }
 
 export { now };
+
+/**
+ * SESSION_EXISTS for a new session whose id the store already has under the
+ * project's key: of this project, or of another whose path encodes to the
+ * same key (`/x/my-app` and `/x/my.app`), which the message names.
+ */
+function sessionExists(options: SessionOpenOptions, records: readonly LogRecord[], projectKey: string): RewindableError {
+  const recorded = new SessionState(options.root);
+  for (const record of records) recorded.apply(record);
+  const owner = recorded.projectPath;
+  if (owner === undefined || owner === options.root) {
+    return new RewindableError(
+      RewindableErrorCode.SESSION_EXISTS,
+      `Session ${options.sessionId} already exists for the project ${options.root}. Reopen it with resume, or pick a new sessionId.`,
+      { details: { sessionId: options.sessionId, projectKey } },
+    );
+  }
+  return new RewindableError(
+    RewindableErrorCode.SESSION_EXISTS,
+    `Session ${options.sessionId} already exists in the store for another project, ${owner}, whose path encodes to the same store key (${projectKey}) as ${options.root}. ` +
+      'A session id must be unique among projects whose paths differ only in characters other than letters and digits: pick a new sessionId for this project.',
+    { details: { sessionId: options.sessionId, projectKey, cwd: owner } },
+  );
+}

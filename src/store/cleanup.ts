@@ -69,7 +69,7 @@ export async function cleanup(options: CleanupOptions = {}): Promise<CleanupResu
     if (referenced.unreadable.length > 0) {
       result.blobsKeptBecause = `the logs of ${referenced.unreadable.length} session(s) could not be read (${referenced.unreadable.join(', ')})`;
     } else if (storage.collectGarbage !== undefined) {
-      const collected: { blobsRemoved: number; bytesFreed: number; keptBecause?: string } = await storage.collectGarbage(referenced.hashes, { graceMs: options.graceMs ?? 60 * 60 * 1000 });
+      const collected = await storage.collectGarbage(referenced.hashes, { graceMs: options.graceMs ?? 60 * 60 * 1000 });
       result.blobsRemoved = collected.blobsRemoved;
       result.bytesFreed += collected.bytesFreed;
       if (collected.keptBecause !== undefined) result.blobsKeptBecause = collected.keptBecause;

@@ -147,9 +147,10 @@ export interface StorageAdapter {
   listProjects?(): Promise<string[]>;
   /**
    * Deletes shared blobs that no session in `referenced` names and that are
-   * older than `graceMs`. Returns how many bytes were freed.
+   * older than `graceMs`. Returns how many bytes were freed, and, when it
+   * removed nothing on purpose, why (`keptBecause`, shown to the user).
    */
-  collectGarbage?(referenced: ReadonlySet<string>, options: { graceMs: number }): Promise<{ blobsRemoved: number; bytesFreed: number }>;
+  collectGarbage?(referenced: ReadonlySet<string>, options: { graceMs: number }): Promise<{ blobsRemoved: number; bytesFreed: number; keptBecause?: string }>;
   /**
    * Exclusive write access to one session. Rejects with a `SESSION_LOCKED`
    * `RewindableError` while another live process holds it, through this

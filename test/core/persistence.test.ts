@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodeProjectKey } from '../../src/index.js';
+import { CheckpointManager, encodeProjectKey } from '../../src/index.js';
 import { encodeLine } from '../../src/store/filesystem/log-lines.js';
 import { runWorker } from '../helpers/child.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
@@ -206,5 +206,26 @@ describe('persistence', () => {
     expect(project.read('b.txt').toString()).toBe('b by two\n');
     await two.rewindFiles(turnTwo);
     expect(project.read('b.txt').toString()).toBe('b\n');
+  });
+});
+
+describe('two projects whose paths encode to the same store key', () => {
+  it('a session id taken by the other project is refused with SESSION_EXISTS naming that project, and its session is untouched', async () => {
+    const project = tempProject();
+    const first = path.join(project.outside, 'my-app');
+    const second = path.join(project.outside, 'my.app');
+    for (const directory of [first, second]) fs.mkdirSync(directory);
+    fs.writeFileSync(path.join(first, 'a.txt'), 'a\n');
+    const sessionId = newId();
+    const owner = await CheckpointManager.open({ cwd: first, storeDir: project.store, sessionId });
+    const turn = await owner.checkpoint(newId());
+    await owner.trackEdit('a.txt');
+    await owner.close();
+
+    const refused = await CheckpointManager.open({ cwd: second, storeDir: project.store, sessionId }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'SESSION_EXISTS', details: { cwd: first }, message: expect.stringContaining(`for another project, ${first}, whose path encodes to the same store key`) });
+    const resumed = await CheckpointManager.open({ cwd: first, storeDir: project.store, resume: sessionId });
+    expect(await resumed.hasCheckpoint(turn)).toBe(true);
+    await resumed.close();
   });
 });

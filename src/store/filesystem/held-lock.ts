@@ -133,12 +133,14 @@ function identity(stat: fs.BigIntStats): string {
 function touchIfCarries(lockPath: string, token: string): string | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(lockPath, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO swapped in for the lock must not hang its holder.
+    fd = fs.openSync(lockPath, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
   try {
+    if (!fs.fstatSync(fd).isFile()) return undefined;
     if (parseOwner(fs.readFileSync(fd, 'utf8'))?.token !== token) return undefined;
     const now = new Date();
     fs.futimesSync(fd, now, now);
