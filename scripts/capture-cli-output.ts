@@ -113,7 +113,7 @@ function section(transcript: string): string {
     '`~/.rewindable`) or `--store DIR`, and finds a session\'s project from the session id (`--cwd DIR`',
     'names the project when sessions of that id are in several). Every command takes `--help`, and `--json`',
     'for scripts. Colours appear only on a terminal, never with `NO_COLOR`; progress goes to stderr. All',
-    'options and JSON shapes: [docs/cli.md](docs/cli.md).',
+    'options and JSON shapes: [docs/cli.md](https://github.com/rewindable/rewindable/blob/main/docs/cli.md).',
     '',
     '| exit code | meaning |',
     '|---|---|',

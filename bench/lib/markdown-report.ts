@@ -108,6 +108,9 @@ function gapsOf(targets: readonly TargetRow[]): string[] {
   ];
 }
 
+/** Links in the README must be absolute: it is read on the registry's page, where docs/ is not shipped. */
+const repositoryFiles = 'https://github.com/rewindable/rewindable';
+
 /** The Benchmarks section of README.md: the machine, the targets of this run, the chart, how to rerun. */
 export function readmeSection(reports: readonly ScenarioReport[], run: RunDescription): string {
   const { machine } = run;
@@ -117,11 +120,11 @@ export function readmeSection(reports: readonly ScenarioReport[], run: RunDescri
     `<!-- Written by \`${run.command}\` (bench/run.ts): rerun it, do not edit this text. -->`,
     `One run of \`${run.command}\` on ${machine.cpu}, ${machine.cores} cores, Node.js ${machine.node}, git ${machine.git}, ${machine.filesystem}, ` +
       `${machine.date.slice(0, 10)}${run.quick ? ' (quick mode: small sizes, not comparable to a full run)' : ''}: ${passed} of ${targets.length} targets met. Ratios are rewindable / baseline, of medians, each scenario side by side with its baseline in one run. ` +
-      'Method, every figure and where and why targets are missed: [docs/benchmarks.md](docs/benchmarks.md).',
+      `Method, every figure and where and why targets are missed: [docs/benchmarks.md](${repositoryFiles}/blob/main/docs/benchmarks.md).`,
     '',
     ...targetsTable(targets),
     '',
-    ...(run.chartFile === undefined ? [] : [`![Per-turn checkpoint cost against project size](docs/${run.chartFile})`, '']),
+    ...(run.chartFile === undefined ? [] : [`![Per-turn checkpoint cost against project size](${repositoryFiles}/raw/main/docs/${run.chartFile})`, '']),
     'Rerun: `npm run bench` (about 10 minutes on 2 cores; writes docs/benchmarks.md, the chart and this section), or `npm run bench -- --only checkpoint,rewind` for some scenarios.',
   ].join('\n');
 }
