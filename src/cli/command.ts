@@ -10,11 +10,21 @@ export interface OptionDefinition {
   description: string;
 }
 
-/** One `rewindable <name>` command: its help, its arguments, and what it does. */
-export interface Command {
+/**
+ * A command as the command list knows it. Loading a command loads every
+ * module it needs to run (the store, the manager, zod): `--version`,
+ * `--help` and an unknown command's error never pay for that.
+ */
+export interface CommandEntry {
   name: string;
   /** One line for the command list. */
   summary: string;
+  load(): Promise<Command>;
+}
+
+/** One `rewindable <name>` command: its help, its arguments, and what it does. */
+export interface Command {
+  name: string;
   /** Paragraphs shown by `--help` after the usage line. */
   description: string;
   /** Required positionals in order, then an optional repeated one (`FILE`). */

@@ -1,7 +1,7 @@
-import { commonOptions, type Command, type OptionDefinition } from './command.js';
+import { commonOptions, type Command, type CommandEntry, type OptionDefinition } from './command.js';
 
 /** The overview `rewindable --help` prints. */
-export function generalHelp(commands: readonly Command[], version: string): string {
+export function generalHelp(commands: readonly CommandEntry[], version: string): string {
   const width = Math.max(...commands.map((command) => command.name.length));
   return [
     `rewindable ${version}: list, diff and rewind the file checkpoints of AI agent sessions.`,

@@ -9,7 +9,6 @@ const filesShown = 3;
 
 export const checkpointsCommand: Command = {
   name: 'checkpoints',
-  summary: 'List the checkpoints of a session, with time and files',
   description:
     'Lists the checkpoints of a session, oldest first: one per user message (its id is the message id), ' +
     'plus the undo points taken automatically before each rewind. FILES are the tracked files whose state ' +

@@ -11,7 +11,6 @@ import { createProgress } from '../progress.js';
 
 export const diffCommand: Command = {
   name: 'diff',
-  summary: 'Show what a rewind to a checkpoint would change, as unified diffs',
   description:
     'Shows, file by file, what rewinding the session to CHECKPOINT would change: a unified diff from the file ' +
     'as it is now (a/) to the file at the checkpoint (b/). Lines marked + are what a rewind puts back, lines ' +

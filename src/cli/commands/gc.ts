@@ -8,7 +8,6 @@ import { createProgress } from '../progress.js';
 
 export const gcCommand: Command = {
   name: 'gc',
-  summary: 'Remove idle sessions and the backups no session needs',
   description:
     'Removes every session of the store (all projects) idle for longer than --older-than, then every backup ' +
     'no remaining session names. Sessions another process has open are kept, and so is a session written since ' +

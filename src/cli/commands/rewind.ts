@@ -10,7 +10,6 @@ import { rewindOutputSchema, type RewindOutput } from '../output-schemas.js';
 
 export const rewindCommand: Command = {
   name: 'rewind',
-  summary: 'Put the files back as they were at a checkpoint',
   description:
     'Rewinds every tracked file of the session to its state at CHECKPOINT (the id of a user message): ' +
     'files the agent created are deleted, changed or deleted files are restored. Links, hard-linked files ' +

@@ -8,7 +8,6 @@ import type { Output } from '../output.js';
 
 export const sessionsCommand: Command = {
   name: 'sessions',
-  summary: 'List the sessions of a project, newest first',
   description:
     'Lists the sessions recorded for a project directory, the most recently active first, ' +
     'with the number of checkpoints (user messages) and tracked files of each. A session whose log ' +

@@ -16,7 +16,6 @@ const risk = 'two writers on one session lose backups';
 
 export const unlockCommand: Command = {
   name: 'unlock',
-  summary: "Show who holds a session's lock, and break it with --force",
   description:
     'Shows which process holds the lock of SESSION: its pid and host, since when, and until when its lease runs. ' +
     'A lock whose holder is gone (a process of this host that died, or a lock of another host whose lease ran out) ' +
