@@ -1,6 +1,7 @@
-import { defineConfig } from 'tsup';
+import fs from 'node:fs';
+import { defineConfig, type Options } from 'tsup';
 
-/** One entry per public subpath (see `exports` in package.json). */
+/** One entry per public subpath (see `exports` and `typesVersions` in package.json). */
 export const entries = {
   index: 'src/index.ts',
   'storage/memory': 'src/store/memory/memory-storage.ts',
@@ -11,17 +12,44 @@ export const entries = {
   'claude-agent-sdk': 'src/integrations/claude-agent-sdk.ts',
   'openai-agents': 'src/integrations/openai-agents.ts',
   'langchain': 'src/integrations/langchain.ts',
-  cli: 'src/cli/main.ts',
 };
 
-export default defineConfig({
-  entry: entries,
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
+/** The `rewindable` binary: run by Node from the bin field, so ESM only and no type declarations. */
+const cli = { cli: 'src/cli/main.ts' };
+
+const shared: Options = {
   target: 'node20',
   platform: 'node',
   splitting: true,
   treeshake: true,
+  // The bundles are not minified, so a stack trace already names readable functions and lines; maps with their
+  // sources embedded were two thirds of the package, and maps without them would point at sources it does not ship.
+  sourcemap: false,
+};
+
+/**
+ * Three builds into one directory, run in parallel: ESM (the library and the
+ * CLI share its chunks), CommonJS, and the declarations of both (one
+ * TypeScript pass). The CommonJS build bundles `uuid`, which is published as
+ * ESM only: Node 20.19 can `require()` it, but Jest's CommonJS runtime cannot.
+ */
+export default defineConfig((overrides) => {
+  // Cleaned here, once, rather than by each build: parallel builds cleaning one directory would delete each other's files.
+  fs.rmSync(overrides.outDir ?? 'dist', { recursive: true, force: true });
+  const builds: Options[] = [
+    { ...shared, entry: { ...entries, ...cli }, format: 'esm', dts: false },
+    {
+      ...shared,
+      entry: entries,
+      format: 'cjs',
+      dts: false,
+      noExternal: ['uuid'],
+      // `import('pg')` and `import('fast-glob')` become `require`: Jest's CommonJS runtime cannot run an `import()`.
+      esbuildOptions(options) {
+        options.supported = { ...options.supported, 'dynamic-import': false };
+      },
+    },
+  ];
+  if (overrides.dts !== false) builds.push({ ...shared, entry: entries, format: ['esm', 'cjs'], dts: { only: true } });
+  return builds;
 });

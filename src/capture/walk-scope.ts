@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import fg from 'fast-glob';
+import type fg from 'fast-glob';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { glanceMany } from '../fs/glance-many.js';
 import { modifiedNear, statSignature, wallClockNs, type StatKey } from '../fs/stat-signature.js';
@@ -77,6 +77,7 @@ export async function walkScope(
   isUnchanged?: (absolute: string, key: StatKey) => boolean,
 ): Promise<ScopeWalk> {
   const startedAtNs = wallClockNs();
+  const glob = await loadFastGlob();
   const rules = capture.gitignore ? new GitignoreRules(root) : undefined;
   // The store, and directories the `.gitignore` rules prune, are hidden from fast-glob's reads of their parent:
   // as globs they would also match files of that name, and a store named `store (v2)` would not match itself.
@@ -88,7 +89,7 @@ export async function walkScope(
   /** What the include globs match, or, given `only` (a directory, relative), what they match in it, one level deep. */
   const list = (only?: string): fg.Entry[] => {
     try {
-      const found = fg.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only) });
+      const found = glob.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only) });
       return found.filter((entry) => isPlainRelative(entry.path) && (only === undefined || path.posix.dirname(entry.path) === (only === '' ? '.' : only)));
     } catch (error) {
       throw new RewindableError(
@@ -176,7 +177,19 @@ export async function walkScope(
   };
 }
 
-/** The entries of one directory, with the walk's own options (excludes apply as in a full walk). */
+let fastGlob: Promise<typeof fg> | undefined;
+
+/**
+ * fast-glob, loaded on the first walk: it is CommonJS and `require`s Node's
+ * modules, which an ESM bundle of an application cannot do without help (see
+ * docs/packaging.md). Loaded here, a bundle that never captures never runs it.
+ */
+function loadFastGlob(): Promise<typeof fg> {
+  // The CommonJS package arrives as `default` under ESM and as the module itself when bundled to CommonJS.
+  fastGlob ??= import('fast-glob').then((module) => (module as unknown as { default?: typeof fg }).default ?? (module as unknown as typeof fg));
+  return fastGlob;
+}
+
 /**
  * One directory's entries, with the walk's own matching: the include globs
  * and excludes are applied from the root as in a full walk (see `only` in

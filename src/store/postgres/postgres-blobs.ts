@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { PostgresClient } from './postgres-driver.js';
 import type { BlobWrite, SessionKey } from '../storage-adapter.js';
 import type { PostgresTables } from './postgres-schema.js';
 
@@ -14,7 +14,7 @@ const statementRows = 1000;
  * are committed, so a concurrent `delete` of another session cannot remove a
  * blob this session is claiming.
  */
-export async function storeBlobs(client: PoolClient, tables: PostgresTables, key: SessionKey, blobs: readonly BlobWrite[], inTransaction = false): Promise<void> {
+export async function storeBlobs(client: PostgresClient, tables: PostgresTables, key: SessionKey, blobs: readonly BlobWrite[], inTransaction = false): Promise<void> {
   const byHash = new Map(blobs.map((blob) => [blob.hash, blob]));
   if (byHash.size === 0) return;
   if (!inTransaction) await client.query('BEGIN');

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import type { Pool, PoolClient } from 'pg';
+import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import type { SessionKey, StorageLock } from '../storage-adapter.js';
 import type { PostgresTables } from './postgres-schema.js';
@@ -55,7 +55,7 @@ export interface WriterLock extends StorageLock {
  * connection asks the server to send every few seconds.
  */
 export async function acquireWriterLock(
-  pool: Pool,
+  pool: PostgresPool,
   tables: PostgresTables,
   key: SessionKey,
   options: AdvisoryLockOptions,
@@ -187,7 +187,7 @@ export async function acquireWriterLock(
  * (which updates it) waits for this write to commit, and the new writer then
  * loads a log that includes it.
  */
-export async function assertWriter(client: PoolClient, tables: PostgresTables, key: SessionKey, token: string): Promise<void> {
+export async function assertWriter(client: PostgresClient, tables: PostgresTables, key: SessionKey, token: string): Promise<void> {
   const row = await client.query<{ token: string }>(`SELECT token FROM ${tables.writers} WHERE project_key = $1 AND session_id = $2 FOR SHARE`, [
     key.projectKey,
     key.sessionId,
@@ -196,7 +196,7 @@ export async function assertWriter(client: PoolClient, tables: PostgresTables, k
 }
 
 interface LockedConnection {
-  readonly client: PoolClient;
+  readonly client: PostgresClient;
   /** The connection ended or failed: the server has dropped the advisory lock. */
   readonly lost: boolean;
   /** Calls `listener` once when the connection drops (at once if it has), never once it is discarded. */
@@ -205,7 +205,7 @@ interface LockedConnection {
 }
 
 /** A connection of its own that holds the session's advisory lock, or SESSION_LOCKED when another one does. */
-async function lockedConnection(pool: Pool, key: SessionKey, options: AdvisoryLockOptions): Promise<LockedConnection> {
+async function lockedConnection(pool: PostgresPool, key: SessionKey, options: AdvisoryLockOptions): Promise<LockedConnection> {
   const client = await pool.connect();
   let lost = false;
   let discarded = false;

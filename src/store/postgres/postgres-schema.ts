@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { PostgresClient } from './postgres-driver.js';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 
 /**
@@ -61,7 +61,7 @@ export function postgresTables(schema: string | undefined, prefix: string): Post
  * Every statement is idempotent, so the same call creates a fresh layout and
  * brings an older one up to date.
  */
-export async function createTables(client: PoolClient, tables: PostgresTables): Promise<string> {
+export async function createTables(client: PostgresClient, tables: PostgresTables): Promise<string> {
   const { prefix } = tables;
   await client.query('BEGIN');
   try {
@@ -142,7 +142,7 @@ export async function createTables(client: PoolClient, tables: PostgresTables): 
  * than write beside this release's writer check. The column is added only
  * when it is missing: altering the table takes a lock every reader waits for.
  */
-async function fenceOffOlderWriters(client: PoolClient, tables: PostgresTables): Promise<void> {
+async function fenceOffOlderWriters(client: PostgresClient, tables: PostgresTables): Promise<void> {
   const found = await client.query(`SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'layout_version' AND NOT attisdropped`, [tables.entries]);
   if (found.rowCount !== 0) return;
   await client.query(`ALTER TABLE ${tables.entries} ADD COLUMN layout_version smallint NOT NULL DEFAULT 1`);

@@ -1,20 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient, PoolConfig } from 'pg';
 import type { SessionKey, StorageAdapter, StorageLock, StoreEntry, StoredSessionInfo } from '../storage-adapter.js';
 import { storeBlobs } from './postgres-blobs.js';
 import { borrowOrCreatePool } from './postgres-connection.js';
+import type { PostgresClient, PostgresPool, PostgresPoolConfig } from './postgres-driver.js';
 import { acquireWriterLock, assertWriter, type WriterLock } from './postgres-lock.js';
 import { withRetry, type RetryPolicy } from './postgres-retry.js';
 import { createTables, postgresTables, schemaVersion } from './postgres-schema.js';
 
-export interface PostgresStorageOptions {
+export type { PostgresClient, PostgresPool, PostgresPoolConfig, PostgresQueryResult } from './postgres-driver.js';
+
+/** `PoolType`: the type of the pool you pass as `connection` (`pg.Pool`), which `getInstance()` then returns. */
+export interface PostgresStorageOptions<PoolType extends PostgresPool = PostgresPool> {
   /**
    * The database: a connection string (`postgres://user:password@host:5432/db`),
    * a `pg` pool configuration, or an existing `pg.Pool`, which the adapter
    * borrows and never ends. A pool the adapter creates keeps TCP keepalive on
    * and gives up connecting after 10 seconds unless the configuration says otherwise.
    */
-  connection: string | PoolConfig | Pool;
+  connection: string | PostgresPoolConfig | PoolType;
   /**
    * Schema of the tables, created if missing.
    * @default undefined (the connection's search_path, normally `public`)
@@ -43,9 +46,12 @@ export interface PostgresStorageOptions {
   lockKeepAliveSeconds?: number;
 }
 
-export interface PostgresStorage extends StorageAdapter {
-  /** The `pg.Pool` in use (connecting lazily: the adapter itself connects on its first operation). */
-  getInstance(): Promise<Pool>;
+export interface PostgresStorage<PoolType extends PostgresPool = PostgresPool> extends StorageAdapter {
+  /**
+   * The `pg.Pool` in use (connecting lazily: the adapter itself connects on its first operation): typed as the pool
+   * you passed, or as the few methods the adapter uses when it created the pool (cast it to `pg.Pool` for more).
+   */
+  getInstance(): Promise<PoolType>;
   listProjects(): Promise<string[]>;
   collectGarbage: NonNullable<StorageAdapter['collectGarbage']>;
   lock: NonNullable<StorageAdapter['lock']>;
@@ -65,7 +71,7 @@ export interface PostgresStorage extends StorageAdapter {
  * const storage = postgresStorage({ connection: process.env.DATABASE_URL! });
  * const manager = await CheckpointManager.open({ cwd: projectDirectory, storage });
  */
-export function postgresStorage(options: PostgresStorageOptions): PostgresStorage {
+export function postgresStorage<PoolType extends PostgresPool = PostgresPool>(options: PostgresStorageOptions<PoolType>): PostgresStorage<PoolType> {
   const tables = postgresTables(options.schema, options.tablePrefix ?? 'rewindable_');
   const policy: RetryPolicy = { retries: options.retries ?? 2, firstDelayMs: options.retryDelayMs ?? 100 };
   const connection = borrowOrCreatePool(options.connection);
@@ -81,7 +87,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
   /** Resolves to the schema the tables are in, once they exist. */
   let tablesReady: Promise<string> | undefined;
 
-  async function ready(): Promise<{ pool: Pool; schema: string }> {
+  async function ready(): Promise<{ pool: PoolType; schema: string }> {
     const pool = await connection.pool();
     tablesReady ??= withClient(pool, (client) => createTables(client, tables)).catch((error: unknown) => {
       tablesReady = undefined; // the next call tries again
@@ -91,7 +97,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
   }
 
   /** One retried operation on a pooled connection. */
-  const run = <T>(action: string, operation: (client: PoolClient) => Promise<T>) =>
+  const run = <T>(action: string, operation: (client: PostgresClient) => Promise<T>) =>
     withRetry(policy, action, async () => withClient((await ready()).pool, operation));
 
   /**
@@ -287,7 +293,7 @@ export function postgresStorage(options: PostgresStorageOptions): PostgresStorag
   };
 }
 
-async function withClient<T>(pool: Pool, operation: (client: PoolClient) => Promise<T>): Promise<T> {
+async function withClient<T>(pool: PostgresPool, operation: (client: PostgresClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   // A connection cut mid-query fails the query and also emits 'error' on the client, which the pool
   // only listens for while the client is idle; unheard, it would crash the process.
@@ -309,7 +315,7 @@ function ignoreError(): void {
 }
 
 /** Runs `body` in a transaction; commits unless it throws or `keep` says to roll back. */
-async function inTransaction<T>(client: PoolClient, body: () => Promise<T>, keep: (result: T) => boolean = () => true): Promise<T> {
+async function inTransaction<T>(client: PostgresClient, body: () => Promise<T>, keep: (result: T) => boolean = () => true): Promise<T> {
   await client.query('BEGIN');
   let result: T;
   try {
