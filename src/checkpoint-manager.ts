@@ -16,7 +16,7 @@ import {
 import { writeFork, type ForkOptions } from './conversation/fork-session.js';
 import type { RecordMessageInput } from './conversation/record-message.js';
 import type { RewindOptions, RewindResult, RewindScope } from './conversation/rewind-result.js';
-import type { TranscriptMessage } from './conversation/transcript.js';
+import { messageText, type TranscriptMessage } from './conversation/transcript.js';
 import { RewindableError, RewindableErrorCode } from './errors.js';
 import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
@@ -55,6 +55,8 @@ export interface CheckpointSummary {
   reason: 'message' | 'pre-rewind';
   /** Tracked paths whose state this checkpoint holds. */
   files: string[];
+  /** The text of the user message the checkpoint was taken for, when the harness recorded it (`recordUserMessage`). */
+  prompt?: string;
 }
 
 /**
@@ -427,12 +429,16 @@ export class CheckpointManager {
     const session = await this.session();
     if (session === undefined) return [];
     return this.queue.run(async () =>
-      session.state.checkpoints.map((checkpoint) => ({
-        id: checkpoint.id,
-        createdAt: checkpoint.createdAt,
-        reason: checkpoint.reason,
-        files: session.state.pathsRecordedAt(checkpoint.index).map((tracked) => tracked.path),
-      })),
+      session.state.checkpoints.map((checkpoint) => {
+        const prompt = checkpoint.reason === 'message' ? messageText(session.state.transcript.get(checkpoint.id)?.message) : undefined;
+        return {
+          id: checkpoint.id,
+          createdAt: checkpoint.createdAt,
+          reason: checkpoint.reason,
+          files: session.state.pathsRecordedAt(checkpoint.index).map((tracked) => tracked.path),
+          ...(prompt !== undefined ? { prompt } : {}),
+        };
+      }),
     );
   }
 

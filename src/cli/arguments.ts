@@ -25,11 +25,12 @@ export function parseCommandArguments(command: Command, args: string[]): ParsedA
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error), command.name);
   }
-  const { required, repeated } = command.positionals;
+  const { optional = [], required, repeated } = command.positionals;
   const missing = required.slice(parsed.positionals.length);
   if (missing.length > 0) throw new UsageError(`Missing ${missing.join(' and ')}.`, command.name);
-  if (repeated === undefined && parsed.positionals.length > required.length) {
-    throw new UsageError(`Unexpected argument ${JSON.stringify(parsed.positionals[required.length])}.`, command.name);
+  const most = optional.length + required.length;
+  if (repeated === undefined && parsed.positionals.length > most) {
+    throw new UsageError(`Unexpected argument ${JSON.stringify(parsed.positionals[most])}.`, command.name);
   }
   return { positionals: parsed.positionals, values: parsed.values as ParsedArguments['values'] };
 }

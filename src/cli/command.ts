@@ -27,8 +27,8 @@ export interface Command {
   name: string;
   /** Paragraphs shown by `--help` after the usage line. */
   description: string;
-  /** Required positionals in order, then an optional repeated one (`FILE`). */
-  positionals: { required: string[]; repeated?: string };
+  /** Leading positionals that may be left out (`[SESSION]`), required ones in order, then an optional repeated one (`FILE`). */
+  positionals: { optional?: string[]; required: string[]; repeated?: string };
   options: Record<string, OptionDefinition>;
   /** Shown at the end of `--help`. */
   examples: string[];

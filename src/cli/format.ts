@@ -47,3 +47,14 @@ export function formatTable(header: string[], rows: string[][], styleHeader: (te
       .trimEnd();
   return [line(header, (_column, text) => styleHeader(text)), ...rows.map((row, index) => line(row, (column, text) => styleCell?.(index, column, text) ?? text))].join('\n');
 }
+
+/** The first line of a text that has any, trimmed: how a prompt is named in one row. */
+export function firstLine(text: string): string {
+  return text.split(/\r?\n/).map((line) => line.trim()).find((line) => line !== '') ?? '';
+}
+
+/** `text` in at most `width` characters, cut with an ellipsis. */
+export function shorten(text: string, width: number): string {
+  const characters = [...text];
+  return characters.length <= width ? text : `${characters.slice(0, Math.max(1, width - 1)).join('')}…`;
+}

@@ -25,8 +25,8 @@ export function generalHelp(commands: readonly CommandEntry[], version: string):
 
 /** What `rewindable <command> --help` prints. */
 export function commandHelp(command: Command): string {
-  const { required, repeated } = command.positionals;
-  const usage = ['rewindable', command.name, ...required, ...(repeated !== undefined ? [`[${repeated}...]`] : []), '[options]'].join(' ');
+  const { optional = [], required, repeated } = command.positionals;
+  const usage = ['rewindable', command.name, ...optional.map((name) => `[${name}]`), ...required, ...(repeated !== undefined ? [`[${repeated}...]`] : []), '[options]'].join(' ');
   return [
     `Usage: ${usage}`,
     '',

@@ -43,6 +43,10 @@ export const checkpointsOutputSchema = z.strictObject({
       id: uuid,
       createdAt: isoTime,
       reason: z.enum(['message', 'pre-rewind']),
+      /** `undo`: an undo point, taken before a rewind wrote anything; rewinding to it undoes that rewind. */
+      kind: z.enum(['message', 'undo']),
+      /** The first line of the user message, trimmed, when the harness recorded it. */
+      prompt: z.string().min(1).optional(),
       /** Tracked files whose state the checkpoint holds (absolute paths). */
       files: z.array(absolutePath),
     }),

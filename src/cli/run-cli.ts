@@ -11,7 +11,7 @@ import type { Terminal } from './terminal.js';
 /** Every command, in the order of the help; each loads its modules only when it is the one to run. */
 export const commands: readonly CommandEntry[] = [
   { name: 'sessions', summary: 'List the sessions of a project, newest first', load: async () => (await import('./commands/sessions.js')).sessionsCommand },
-  { name: 'checkpoints', summary: 'List the checkpoints of a session, with time and files', load: async () => (await import('./commands/checkpoints.js')).checkpointsCommand },
+  { name: 'checkpoints', summary: 'List the checkpoints of a session, with time, prompt and files', load: async () => (await import('./commands/checkpoints.js')).checkpointsCommand },
   { name: 'diff', summary: 'Show what a rewind to a checkpoint would change, as unified diffs', load: async () => (await import('./commands/diff.js')).diffCommand },
   { name: 'rewind', summary: 'Put the files back as they were at a checkpoint', load: async () => (await import('./commands/rewind.js')).rewindCommand },
   { name: 'gc', summary: 'Remove idle sessions and the backups no session needs', load: async () => (await import('./commands/gc.js')).gcCommand },

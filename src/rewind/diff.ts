@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { diffArrays, formatPatch, type StructuredPatch, type StructuredPatchHunk } from 'diff';
+import { diffArrays } from 'diff';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import { canonicalLocation } from '../paths.js';
@@ -7,6 +7,7 @@ import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../session/observe-path.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
+import { gitBinaryPatch, gitBlobId, gitMode } from './git-patch.js';
 import { isBinary, splitTextLines } from './line-stats.js';
 import { planRewind, type PlannedChange, type SkippedPath, type SkipReason } from './plan.js';
 import { afterRollBack } from './transaction.js';
@@ -41,6 +42,12 @@ export interface DiffOptions {
    * @default 5000
    */
   maxEditLength?: number;
+  /**
+   * Binary files get a `GIT binary patch` (zlib-deflated literals, as `git diff --binary` writes them), which
+   * `git apply` applies; without it they get git's `Binary files a/x and b/x differ`, which it cannot apply.
+   * @default false
+   */
+  binary?: boolean;
   /** Report files with conflicts as left alone, as `rewindFiles(id, { skipConflicts: true })` would. @default false */
   skipConflicts?: boolean;
   /** Called as each tracked file is examined (for progress on large diffs). */
@@ -59,7 +66,12 @@ export interface FileChangeDiff {
   path: string;
   /** `restore`: content replaced. `recreate`: file brought back. `delete`: file removed. `chmod`: only the mode differs. */
   action: RewindAction;
-  /** Git-style unified patch from the file now (`a/`) to the checkpoint (`b/`); absent when binary, too large or too complex. */
+  /**
+   * The patch `git diff` prints from the file now (`a/`) to the file at the checkpoint (`b/`), which `git apply`
+   * accepts: headers, `index` line, hunks. A binary file gets git's `Binary files ... differ` line, or with
+   * `binary: true` a `GIT binary patch`. Absent when too large or too complex, and when only permission bits
+   * git does not record differ.
+   */
   patch?: string;
   /** Lines the rewind adds back: the rewind's own exact statistic. */
   insertions: number;
@@ -107,6 +119,7 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
     maxPatchBytes: options.maxPatchBytes ?? 1024 * 1024,
     timeoutMs: options.timeoutMs ?? 1000,
     maxEditLength: options.maxEditLength ?? 5000,
+    binary: options.binary ?? false,
   };
   const only = options.paths === undefined ? undefined : selectStoredPaths(session, options.paths);
   const total = only?.size ?? session.state.paths.size;
@@ -176,7 +189,7 @@ async function patchFor(
   tracked: TrackedPath,
   observation: ObservedPath,
   goal: FileState,
-  settings: { context: number; maxPatchBytes: number; timeoutMs: number; maxEditLength: number },
+  settings: { context: number; maxPatchBytes: number; timeoutMs: number; maxEditLength: number; binary: boolean },
 ): Promise<PatchOutcome | undefined> {
   if (goal.kind !== 'file' && goal.kind !== 'absent') return undefined;
   // Anything but a regular file (a link a shell command left, say) has no lines: the patch shows the file coming back.
@@ -199,28 +212,69 @@ async function patchFor(
       if (!read.ok) return undefined; // the plan refuses the path with the reason
       after = read.bytes;
     }
-    if (isBinary(before) || isBinary(after)) return { ...none, binary: true };
   }
   const name = path.relative(session.root, tracked.path).split(path.sep).join('/');
+  const sides = { name, current, goal, before, after, contentChanged };
+  if (contentChanged && (isBinary(before) || isBinary(after))) {
+    return { ...none, binary: true, patch: gitHeader(sides, settings.binary) + (settings.binary ? gitBinaryPatch(before, after) : binaryLine(sides)) };
+  }
+  // Git records only whether a file is executable: a change of other permission bits is none to it.
+  if (!contentChanged && current.kind === 'file' && goal.kind === 'file' && gitMode(current.mode) === gitMode(goal.mode)) return none;
   const hunks = lineHunks(before, after, settings);
   if (hunks === undefined) return { ...none, tooComplex: true };
-  return { ...none, patch: formatPatch(gitPatch(name, current, goal, hunks)) };
+  const names = hunks.length > 0 ? `--- ${current.kind === 'file' ? `a/${name}` : '/dev/null'}\n+++ ${goal.kind === 'file' ? `b/${name}` : '/dev/null'}\n` : '';
+  return { ...none, patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join('') };
 }
 
-function gitPatch(name: string, current: FileState, goal: FileState, hunks: StructuredPatchHunk[]): StructuredPatch {
-  const gitMode = (state: FileState) => (state.kind === 'file' ? (0o100000 | state.mode).toString(8) : undefined);
-  const patch: StructuredPatch = {
-    oldFileName: current.kind === 'file' ? `a/${name}` : '/dev/null',
-    newFileName: goal.kind === 'file' ? `b/${name}` : '/dev/null',
-    oldHeader: undefined,
-    newHeader: undefined,
-    hunks,
-    isGit: true,
-  };
-  if (current.kind !== 'file') return { ...patch, isCreate: true, newMode: gitMode(goal)! };
-  if (goal.kind !== 'file') return { ...patch, isDelete: true, oldMode: gitMode(current)! };
-  if (gitMode(current) !== gitMode(goal)) return { ...patch, oldMode: gitMode(current)!, newMode: gitMode(goal)! };
-  return patch;
+interface PatchSides {
+  /** Path relative to the project root, with `/`. */
+  name: string;
+  current: FileState;
+  goal: FileState;
+  before: Buffer;
+  after: Buffer;
+  contentChanged: boolean;
+}
+
+/** `diff --git`, the mode lines and the `index` line, as git writes them (full object ids for a binary patch, as `--binary` does). */
+function gitHeader(sides: PatchSides, fullIndex: boolean): string {
+  const { name, current, goal } = sides;
+  const lines = [`diff --git a/${name} b/${name}`];
+  let indexMode = '';
+  if (current.kind !== 'file' && goal.kind === 'file') lines.push(`new file mode ${gitMode(goal.mode)}`);
+  else if (current.kind === 'file' && goal.kind !== 'file') lines.push(`deleted file mode ${gitMode(current.mode)}`);
+  else if (current.kind === 'file' && goal.kind === 'file') {
+    if (gitMode(current.mode) !== gitMode(goal.mode)) lines.push(`old mode ${gitMode(current.mode)}`, `new mode ${gitMode(goal.mode)}`);
+    else indexMode = ` ${gitMode(current.mode)}`;
+  }
+  if (sides.contentChanged) {
+    const id = (state: FileState, bytes: Buffer) => (state.kind === 'file' ? gitBlobId(bytes) : '0'.repeat(40));
+    const shown = (full: string) => (fullIndex ? full : full.slice(0, 7));
+    lines.push(`index ${shown(id(current, sides.before))}..${shown(id(goal, sides.after))}${indexMode}`);
+  }
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+function binaryLine(sides: PatchSides): string {
+  const side = (state: FileState, prefix: string) => (state.kind === 'file' ? `${prefix}/${sides.name}` : '/dev/null');
+  return `Binary files ${side(sides.current, 'a')} and ${side(sides.goal, 'b')} differ\n`;
+}
+
+/** `@@ -1,3 +1,4 @@ name`: a count of 1 is left out, and an empty side starts at the line before it, as git writes them. */
+function formatHunk(hunk: Hunk): string {
+  const range = (start: number, count: number) => (count === 1 ? `${start}` : `${count === 0 ? start - 1 : start},${count}`);
+  const header = `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${hunk.functionName !== undefined ? ` ${hunk.functionName}` : ''}`;
+  return [header, ...hunk.lines].map((line) => `${line}\n`).join('');
+}
+
+interface Hunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+  /** The line git shows after the range: the nearest line before the hunk that starts like a definition. */
+  functionName?: string;
 }
 
 /**
@@ -234,7 +288,7 @@ function gitPatch(name: string, current: FileState, goal: FileState, hunks: Stru
  * aligns what is left, which is usually far shorter. Lines are decoded as
  * UTF-8 only for display.
  */
-function lineHunks(before: Buffer, after: Buffer, bounds: { context: number; timeoutMs: number; maxEditLength: number }): StructuredPatchHunk[] | undefined {
+function lineHunks(before: Buffer, after: Buffer, bounds: { context: number; timeoutMs: number; maxEditLength: number }): Hunk[] | undefined {
   const a = splitTextLines(before.toString('latin1'));
   const b = splitTextLines(after.toString('latin1'));
   const pairs = commonLines(a, b, bounds);
@@ -278,7 +332,7 @@ function commonLines(a: string[], b: string[], bounds: { timeoutMs: number; maxE
 type ScriptEntry = { mark: ' ' | '-' | '+'; line: string };
 
 /** Unified-diff hunks: changes with `context` kept lines around them, merged when their contexts touch. */
-function hunksOf(a: string[], b: string[], pairs: Array<[number, number]>, context: number): StructuredPatchHunk[] {
+function hunksOf(a: string[], b: string[], pairs: Array<[number, number]>, context: number): Hunk[] {
   // The edit script: removals before additions between two kept lines, as git orders them.
   const script: ScriptEntry[] = [];
   let inA = 0;
@@ -292,7 +346,7 @@ function hunksOf(a: string[], b: string[], pairs: Array<[number, number]>, conte
   }
 
   const changed = script.flatMap((entry, position) => (entry.mark === ' ' ? [] : [position]));
-  const hunks: StructuredPatchHunk[] = [];
+  const hunks: Hunk[] = [];
   let oldLine = 1;
   let newLine = 1;
   let counted = 0;
@@ -305,7 +359,8 @@ function hunksOf(a: string[], b: string[], pairs: Array<[number, number]>, conte
       if (script[counted]!.mark !== '+') oldLine += 1;
       if (script[counted]!.mark !== '-') newLine += 1;
     }
-    const hunk: StructuredPatchHunk = { oldStart: oldLine, oldLines: 0, newStart: newLine, newLines: 0, lines: [] };
+    const functionName = functionNameBefore(a, oldLine - 1);
+    const hunk: Hunk = { oldStart: oldLine, oldLines: 0, newStart: newLine, newLines: 0, lines: [], ...(functionName !== undefined ? { functionName } : {}) };
     for (let index = from; index < to; index += 1) addLine(hunk, script[index]!);
     hunks.push(hunk);
     first = last + 1;
@@ -313,7 +368,19 @@ function hunksOf(a: string[], b: string[], pairs: Array<[number, number]>, conte
   return hunks;
 }
 
-function addLine(hunk: StructuredPatchHunk, entry: ScriptEntry): void {
+/**
+ * Git's default: the nearest line before `index` (of the file now) that
+ * starts with a letter, `_` or `$`, cut to 80 bytes, trailing spaces removed.
+ */
+function functionNameBefore(a: string[], index: number): string | undefined {
+  for (let line = index - 1; line >= 0; line -= 1) {
+    if (!/^[A-Za-z_$]/.test(a[line]!)) continue;
+    return Buffer.from(a[line]!.slice(0, 80).replace(/\s+$/, ''), 'latin1').toString('utf8');
+  }
+  return undefined;
+}
+
+function addLine(hunk: Hunk, entry: ScriptEntry): void {
   const terminated = entry.line.endsWith('\n');
   const text = Buffer.from(terminated ? entry.line.slice(0, -1) : entry.line, 'latin1').toString('utf8');
   hunk.lines.push(entry.mark + text);

@@ -43,7 +43,7 @@ describe('the built bin', () => {
   it('help wins over other mistakes on the line', async () => {
     const run = await runCli(cli, ['diff', '--no-such-flag', '-h']);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^Usage: rewindable diff SESSION CHECKPOINT \[FILE\.\.\.\]/);
+    expect(run.stdout).toMatch(/^Usage: rewindable diff \[SESSION\] CHECKPOINT \[FILE\.\.\.\]/);
   });
 });
 
@@ -63,8 +63,8 @@ describe('usage errors exit with 2 and point to --help', () => {
     [['sessions', '--cwd'], "Option '--cwd <value>' argument missing", "'rewindable sessions --help'"],
     [['sessions', 'extra'], 'Unexpected argument "extra".', "'rewindable sessions --help'"],
     [['checkpoints'], 'Missing SESSION.', "'rewindable checkpoints --help'"],
-    [['diff', someId], 'Missing CHECKPOINT.', "'rewindable diff --help'"],
-    [['rewind'], 'Missing SESSION and CHECKPOINT.', "'rewindable rewind --help'"],
+    [['diff'], 'Missing CHECKPOINT.', "'rewindable diff --help'"],
+    [['rewind'], 'Missing CHECKPOINT.', "'rewindable rewind --help'"],
     [['rewind', someId, someId, '--dry-run', '--yes'], '--dry-run and --yes contradict each other', "'rewindable rewind --help'"],
     [['gc', '--older-than', 'soon'], '--older-than takes a duration such as 30d', "'rewindable gc --help'"],
   ])('%j', async (args, message, pointer) => {

@@ -32,11 +32,11 @@ describe('diffFiles(id) lists what a rewind would change, file by file', () => {
     ]);
     const byName = Object.fromEntries(changes(diffs).map((diff) => [path.basename(diff.path), diff]));
     expect(byName['edited.txt']!.patch).toBe(
-      'diff --git a/edited.txt b/edited.txt\n--- a/edited.txt\n+++ b/edited.txt\n@@ -1,3 +1,3 @@\n one\n-TWO\n-three\n\\ No newline at end of file\n+two\n+three\n',
+      'diff --git a/edited.txt b/edited.txt\nindex a9beb14..4cb29ea 100644\n--- a/edited.txt\n+++ b/edited.txt\n@@ -1,3 +1,3 @@\n one\n-TWO\n-three\n\\ No newline at end of file\n+two\n+three\n',
     );
     expect(byName['mode.sh']!.patch).toBe('diff --git a/mode.sh b/mode.sh\nold mode 100755\nnew mode 100644\n');
     expect(byName['deleted.txt']).toMatchObject({ current: null, target: { size: 8, mode: 0o644 } });
-    expect(byName['created.txt']!.patch).toContain('deleted file mode 100644\n--- a/created.txt\n+++ /dev/null\n');
+    expect(byName['created.txt']!.patch).toContain('deleted file mode 100644\nindex 3e75765..0000000\n--- a/created.txt\n+++ /dev/null\n');
 
     // git applies the patches and reaches exactly the checkpoint's state.
     const patch = path.join(project.outside, 'all.patch');
@@ -71,7 +71,7 @@ describe('diffFiles(id) lists what a rewind would change, file by file', () => {
     }
   });
 
-  it('flags binary, too large and too complex files, with exact statistics and no patch', async () => {
+  it('flags binary files, with git\'s Binary files line, and too large and too complex files, with exact statistics and no patch', async () => {
     const project = tempProject();
     project.write('image.bin', Buffer.from([0x89, 0x50, 0x00, 0x01]));
     project.write('big.txt', 'x\n'.repeat(3000));
@@ -90,7 +90,8 @@ describe('diffFiles(id) lists what a rewind would change, file by file', () => {
     expect(diffs['big.txt']).toMatchObject({ binary: false, tooLarge: true, tooComplex: false, insertions: 3000, deletions: 3000 });
     expect(diffs['shuffled.txt']).toMatchObject({ binary: false, tooLarge: false, tooComplex: true });
     expect(diffs['shuffled.txt']!.insertions).toBeGreaterThan(100);
-    for (const diff of Object.values(diffs)) expect(diff.patch).toBeUndefined();
+    expect(diffs['image.bin']!.patch).toBe('diff --git a/image.bin b/image.bin\nindex 23e9871..32f6e44 100644\nBinary files a/image.bin and b/image.bin differ\n');
+    for (const diff of [diffs['big.txt']!, diffs['shuffled.txt']!]) expect(diff.patch).toBeUndefined();
 
     const relaxed = byName(await manager.diffFiles(turn, { maxPatchBytes: 10_000 }));
     expect(relaxed['big.txt']!.patch).toContain('\n-y\n-y\n');

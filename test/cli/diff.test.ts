@@ -27,6 +27,7 @@ describe('rewindable diff', () => {
       [
         'diff --git a/README.md b/README.md',
         'new file mode 100644',
+        'index 0000000..623001c',
         '--- /dev/null',
         '+++ b/README.md',
         '@@ -0,0 +1,3 @@',
@@ -38,11 +39,13 @@ describe('rewindable diff', () => {
         'new mode 100644',
         'diff --git a/src/farewell.ts b/src/farewell.ts',
         'deleted file mode 100644',
+        'index e66eb69..0000000',
         '--- a/src/farewell.ts',
         '+++ /dev/null',
-        '@@ -1,1 +0,0 @@',
+        '@@ -1 +0,0 @@',
         '-export const farewell = (name: string) => `Bye, ${name}`;',
         'diff --git a/src/greet.ts b/src/greet.ts',
+        'index 4324f1e..14c2e24 100644',
         '--- a/src/greet.ts',
         '+++ b/src/greet.ts',
         '@@ -1,3 +1,3 @@',
@@ -87,7 +90,7 @@ describe('rewindable diff', () => {
     expect(paths(fromOutside)).toEqual(['src/farewell.ts', 'src/greet.ts']);
   });
 
-  it('shows binary files and files a rewind would leave alone without a patch', async () => {
+  it('shows binary files as git does, and files a rewind would leave alone without a patch', async () => {
     const { project, sessionId } = await scriptedSession();
     const manager = await project.open({ resume: sessionId });
     const third = await manager.checkpoint(newId());
@@ -101,7 +104,7 @@ describe('rewindable diff', () => {
     const run = await runCli(cli, ['diff', sessionId, third, '--store', project.store]);
 
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('diff --git a/logo.bin b/logo.bin\n# no patch: binary file (now 4 B, at the checkpoint 3 B); a rewind would restore it (+0 -0)\n');
+    expect(run.stdout).toContain('diff --git a/logo.bin b/logo.bin\nindex 45e86b8..7798871 100644\nBinary files a/logo.bin and b/logo.bin differ\n');
     expect(run.stdout).toContain(`1 tracked file a rewind would leave alone:\n  linked.txt: ${project.file('linked.txt')} was left alone: it is now a symbolic link`);
     expect(run.stdout).toMatch(/\n1 file would change, 0 insertions\(\+\), 0 deletions\(-\)\n$/);
   });
@@ -149,6 +152,6 @@ describe('rewindable diff', () => {
     expect(unknown.stderr).toBe('error: No file checkpoint found for this message.\n');
     expect(errorOutputSchema.parse(JSON.parse(unknown.stdout)).error.code).toBe('CHECKPOINT_NOT_FOUND');
     expect(malformed.code).toBe(1);
-    expect(malformed.stderr).toContain('error: "42" is not a valid user message id');
+    expect(malformed.stderr).toContain('error: "42" is too short for a checkpoint id');
   });
 });

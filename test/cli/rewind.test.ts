@@ -43,7 +43,7 @@ describe('rewindable rewind', () => {
 
     const back = await runCli(cli, ['rewind', sessionId, undo, '--yes'], { env: { REWINDABLE_HOME: project.store } });
     expect(back.code).toBe(0);
-    expect(back.stdout.split('\n')[0]).toBe(`Files rewound to state at message ${undo}`);
+    expect(back.stdout.split('\n')[0]).toBe(`Files rewound to state at undo point ${undo}`);
     expect(project.snapshot()).toEqual(atEnd);
   });
 
@@ -137,7 +137,7 @@ describe('rewindable rewind', () => {
     expect([noSession.code, noCheckpoint.code, malformed.code]).toEqual([1, 1, 1]);
     expect(noSession.stderr).toContain(`error: Session ${unknownSession} is not in the store ${project.store}.`);
     expect(noCheckpoint.stderr).toBe('error: No file checkpoint found for this message.\n');
-    expect(malformed.stderr).toContain('error: "latest" is not a valid user message id');
+    expect(malformed.stderr).toContain('error: "latest" is not a valid checkpoint id');
   });
 });
 

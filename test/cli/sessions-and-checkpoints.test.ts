@@ -75,9 +75,9 @@ describe('rewindable checkpoints', () => {
     expect(run.stderr).toBe('');
     const lines = run.stdout.split('\n');
     expect(lines[0]).toBe(`2 checkpoints in session ${sessionId} of ${project.root}`);
-    expect(lines[2]).toMatch(/^#\s+CHECKPOINT\s+TIME\s+KIND\s+FILES$/);
-    expect(lines[3]).toMatch(new RegExp(`^1\\s+${first}\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+message\\s+src/greet.ts, src/farewell.ts$`));
-    expect(lines[4]).toMatch(new RegExp(`^2\\s+${second}\\s+.*message\\s+src/greet.ts, src/farewell.ts, README.md \\+1 more$`));
+    expect(lines[2]).toMatch(/^#\s+CHECKPOINT\s+TIME\s+KIND\s+PROMPT\s+FILES$/);
+    expect(lines[3]).toMatch(new RegExp(`^1\\s+${first}\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\s+message\\s+-\\s+src/greet.ts, src/farewell.ts$`));
+    expect(lines[4]).toMatch(new RegExp(`^2\\s+${second}\\s+.*message\\s+-\\s+src/greet.ts, src/farewell.ts, README.md \\+1 more$`));
   });
 
   it('--json prints every checkpoint with absolute file paths, including undo points', async () => {

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { isInside } from '../../paths.js';
 import type { FileChangeDiff, FileDiff } from '../../rewind/diff.js';
-import { flagValue, type Command } from '../command.js';
+import { flagValue, stringValue, type Command, type Invocation } from '../command.js';
+import { namesSession } from '../find-session.js';
 import { ExitCode } from '../exit-codes.js';
 import { displayPath, formatBytes, plural } from '../format.js';
-import { projectOption, withManager } from '../open-manager.js';
+import { idsParagraph, projectOption, resolveCheckpoint, resolveTarget, withManager } from '../open-manager.js';
 import { diffOutputSchema, type DiffOutput } from '../output-schemas.js';
 import type { Output } from '../output.js';
 import { createProgress } from '../progress.js';
@@ -14,32 +15,43 @@ export const diffCommand: Command = {
   description:
     'Shows, file by file, what rewinding the session to CHECKPOINT would change: a unified diff from the file ' +
     'as it is now (a/) to the file at the checkpoint (b/). Lines marked + are what a rewind puts back, lines ' +
-    'marked - what it removes. Binary files, files over 1 MiB and diffs too costly to compute are listed ' +
-    'without a patch; files a rewind would refuse to touch are listed with the reason.\n\n' +
+    'marked - what it removes. The output is what git diff prints, so git apply applies it. Binary files ' +
+    'are shown as "Binary files a/x and b/x differ", which git apply refuses, as git does; --binary writes a GIT binary patch instead. ' +
+    'Files over 1 MiB and diffs too costly to compute are listed without a patch; files a rewind would refuse to touch are listed with the reason.\n\n' +
+    `${idsParagraph} With two words or more, the first is SESSION when a session id of the store starts with it.\n\n` +
     'FILE limits the diff to those files (a directory selects the tracked files under it). FILE is relative ' +
     'to the current directory when it is inside the project, else to the project root. Nothing is written; ' +
     'the session may be open in another process.',
-  positionals: { required: ['SESSION', 'CHECKPOINT'], repeated: 'FILE' },
+  positionals: { optional: ['SESSION'], required: ['CHECKPOINT'], repeated: 'FILE' },
   options: {
     cwd: projectOption,
+    binary: { type: 'boolean', description: 'Give binary files a GIT binary patch that git apply applies, as git diff --binary does.' },
     progress: { type: 'boolean', description: 'Report progress on stderr even when it is not a terminal.' },
   },
-  examples: ['rewindable diff SESSION CHECKPOINT', 'rewindable diff SESSION CHECKPOINT src/app.ts', 'rewindable diff SESSION CHECKPOINT --json | jq .files[].path'],
+  examples: [
+    'rewindable diff SESSION CHECKPOINT',
+    'rewindable diff CHECKPOINT src/app.ts',
+    'rewindable diff 5d3b 9f1e --binary | git apply',
+    'rewindable diff SESSION CHECKPOINT --json | jq .files[].path',
+  ],
   async run(invocation) {
-    const [sessionId, checkpointId, ...files] = invocation.positionals as [string, string, ...string[]];
+    const { session, checkpoint, files } = await splitPositionals(invocation);
     const progress = createProgress(invocation.terminal, flagValue(invocation, 'progress') || invocation.terminal.stderr.isTTY === true);
-    const output = await withManager(invocation, sessionId, { readOnly: true, command: 'diff' }, async (manager): Promise<DiffOutput> => {
+    const target = await resolveTarget(invocation, { ...(session !== undefined ? { session } : {}), checkpoint }, 'diff');
+    const output = await withManager(invocation, target, { readOnly: true, command: 'diff' }, async (manager): Promise<DiffOutput> => {
+      const checkpointId = await resolveCheckpoint(manager, target.checkpoint, 'diff');
       const cwd = invocation.terminal.cwd;
       const base = cwd === manager.root || isInside(cwd, manager.root) ? cwd : manager.root;
       const diffs = await manager
         .diffFiles(checkpointId, {
           ...(files.length > 0 ? { paths: files.map((file) => path.resolve(base, file)) } : {}),
+          binary: flagValue(invocation, 'binary'),
           onProgress: ({ done, total }) => progress.update(`Comparing files: ${done}/${total}`),
         })
         .finally(() => progress.done());
       const changes = diffs.filter((diff): diff is FileChangeDiff => diff.action !== 'skip');
       return {
-        sessionId,
+        sessionId: manager.sessionId,
         checkpointId,
         cwd: manager.root,
         insertions: changes.reduce((sum, diff) => sum + diff.insertions, 0),
@@ -55,6 +67,22 @@ export const diffCommand: Command = {
     return ExitCode.success;
   },
 };
+
+/**
+ * `[SESSION] CHECKPOINT [FILE...]`: with two words or more, the first is the
+ * session when a session of the store (of --cwd) has an id it starts;
+ * otherwise the line starts with the checkpoint.
+ */
+async function splitPositionals(invocation: Invocation): Promise<{ session?: string; checkpoint: string; files: string[] }> {
+  const [first, second, ...rest] = invocation.positionals as [string, ...string[]];
+  if (second !== undefined) {
+    const cwd = stringValue(invocation, 'cwd');
+    if (await namesSession(invocation.storeDir, first, cwd !== undefined ? path.resolve(invocation.terminal.cwd, cwd) : undefined)) {
+      return { session: first, checkpoint: second, files: rest };
+    }
+  }
+  return { checkpoint: first, files: second !== undefined ? [second, ...rest] : [] };
+}
 
 function printDiffs(out: Output, output: DiffOutput): void {
   const style = out.style;
@@ -88,7 +116,7 @@ function printDiffs(out: Output, output: DiffOutput): void {
 
 function colorPatchLine(out: Output, line: string): string {
   const style = out.style;
-  if (/^(diff --git|--- |\+\+\+ |old mode|new mode|new file mode|deleted file mode)/.test(line)) return style.bold(line);
+  if (/^(diff --git|index |--- |\+\+\+ |old mode|new mode|new file mode|deleted file mode|Binary files|GIT binary patch)/.test(line)) return style.bold(line);
   if (line.startsWith('@@')) return style.cyan(line);
   if (line.startsWith('+')) return style.green(line);
   if (line.startsWith('-')) return style.red(line);
@@ -101,7 +129,14 @@ function whyNoPatch(file: Extract<DiffOutput['files'][number], { action: 'restor
   if (file.binary) return `binary file (now ${size(file.current)}, at the checkpoint ${size(file.target)})`;
   if (file.tooLarge) return `too large to diff (now ${size(file.current)}, at the checkpoint ${size(file.target)})`;
   if (file.tooComplex) return 'the line diff was too costly to compute';
+  if (file.current !== null && file.target !== null && file.current.mode !== file.target.mode) {
+    return `only permission bits git does not record differ (now ${modeText(file.current.mode)}, at the checkpoint ${modeText(file.target.mode)})`;
+  }
   return 'no file content on either side';
+}
+
+function modeText(mode: number): string {
+  return (mode & 0o7777).toString(8).padStart(4, '0');
 }
 
 function toOutput(diff: FileDiff): DiffOutput['files'][number] {

@@ -5,40 +5,48 @@ import { flagValue, type Command, type Invocation } from '../command.js';
 import { confirm } from '../confirm.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { displayPath, formatTable, plural } from '../format.js';
-import { projectOption, withManager } from '../open-manager.js';
+import { idsParagraph, projectOption, resolveCheckpoint, resolveTarget, withManager } from '../open-manager.js';
 import { rewindOutputSchema, type RewindOutput } from '../output-schemas.js';
 
 export const rewindCommand: Command = {
   name: 'rewind',
   description:
-    'Rewinds every tracked file of the session to its state at CHECKPOINT (the id of a user message): ' +
+    'Rewinds every tracked file of the session to its state at CHECKPOINT (the id of a user message, or of an undo point): ' +
     'files the agent created are deleted, changed or deleted files are restored. Links, hard-linked files ' +
     'and files whose directory moved are left alone and listed.\n\n' +
+    `${idsParagraph}\n\n` +
     'It first shows what would change. On a terminal it then asks for confirmation; with --yes it goes ahead ' +
     'without asking. When there is no terminal to ask on (a script, CI) and no --yes, it shows the preview, ' +
     'changes nothing and exits with 1. If nothing differs, nothing is written and it exits with 0; if the only ' +
     'files that differ are left alone, nothing is written and it exits with 1.\n\n' +
     'A real rewind needs the session for itself: it fails (exit 1) while another process, such as the agent, ' +
     'has the session open. Each rewind is undoable: it prints the id of an undo checkpoint to rewind to.',
-  positionals: { required: ['SESSION', 'CHECKPOINT'] },
+  positionals: { optional: ['SESSION'], required: ['CHECKPOINT'] },
   options: {
     'dry-run': { type: 'boolean', description: 'Only show what would change (works while the session is open elsewhere).' },
     yes: { type: 'boolean', short: 'y', description: 'Rewind without asking for confirmation.' },
     cwd: projectOption,
   },
-  examples: ['rewindable rewind SESSION CHECKPOINT', 'rewindable rewind SESSION CHECKPOINT --dry-run', 'rewindable rewind SESSION CHECKPOINT --yes --json'],
+  examples: ['rewindable rewind SESSION CHECKPOINT', 'rewindable rewind 5d3b 9f1e --dry-run', 'rewindable rewind CHECKPOINT --yes --json'],
   async run(invocation) {
-    const [sessionId, checkpointId] = invocation.positionals as [string, string];
+    const [first, second] = invocation.positionals as [string, string | undefined];
     const dryRun = flagValue(invocation, 'dry-run');
     const yes = flagValue(invocation, 'yes');
     if (dryRun && yes) throw new UsageError('--dry-run and --yes contradict each other: pick one.', 'rewind');
-    return withManager(invocation, sessionId, { readOnly: dryRun, command: 'rewind' }, (manager) => rewind(invocation, manager, { sessionId, checkpointId, dryRun, yes }));
+    const target = await resolveTarget(invocation, second === undefined ? { checkpoint: first } : { session: first, checkpoint: second }, 'rewind');
+    return withManager(invocation, target, { readOnly: dryRun, command: 'rewind' }, async (manager) => {
+      const checkpointId = await resolveCheckpoint(manager, target.checkpoint, 'rewind');
+      const kind = (await manager.listCheckpoints()).find((checkpoint) => checkpoint.id === checkpointId)?.reason === 'pre-rewind' ? 'undo point' : 'message';
+      return rewind(invocation, manager, { sessionId: manager.sessionId, checkpointId, kind, dryRun, yes });
+    });
   },
 };
 
 interface Request {
   sessionId: string;
   checkpointId: string;
+  /** What the checkpoint is, as the human output names it. */
+  kind: 'message' | 'undo point';
   dryRun: boolean;
   yes: boolean;
 }
@@ -48,13 +56,14 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
   const preview = assertCanRewind(await manager.rewindFiles(request.checkpointId, { dryRun: true }));
   const report = (result: RewindFilesResult, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>) =>
     toOutput(request, manager.root, result, extra);
+  const print = (output: RewindOutput, verb: 'would change' | 'changed') => printPlan(invocation, output, verb, request.kind);
 
   const nothingToChange = (preview.filesChanged ?? []).length === 0;
   if (request.dryRun || nothingToChange) {
     const because = request.dryRun ? 'dry-run' : (preview.skipped ?? []).length > 0 ? 'all-left-alone' : 'nothing-to-change';
     const output = report(preview, { rewound: false, notRewoundBecause: because });
     if (invocation.json) out.json(rewindOutputSchema, output);
-    else printPlan(invocation, output, 'would change');
+    else print(output, 'would change');
     // Paths left alone are not as they were at the checkpoint: the rewind asked for cannot happen, however little else differs.
     return because === 'all-left-alone' ? ExitCode.failure : ExitCode.success;
   }
@@ -64,12 +73,12 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
     const preamble = report(preview, { rewound: false, notRewoundBecause: 'confirmation-required' });
     if (!canAsk) {
       if (invocation.json) out.json(rewindOutputSchema, preamble);
-      else printPlan(invocation, preamble, 'would change');
+      else print(preamble, 'would change');
       const why = invocation.json ? '--json never asks for confirmation' : 'there is no terminal to confirm on';
       out.note(`Nothing was changed: ${why}. Run again with --yes to rewind, or with --dry-run to only preview.`);
       return ExitCode.failure;
     }
-    printPlan(invocation, preamble, 'would change');
+    print(preamble, 'would change');
     out.line();
     if (!(await confirm(invocation.terminal, `Rewind ${plural(preamble.files.length, 'file')}? [y/N] `))) {
       out.note('Rewind cancelled; nothing was changed.');
@@ -83,13 +92,13 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
     out.json(rewindOutputSchema, output);
     return ExitCode.success;
   }
-  out.line(`Files rewound to state at message ${request.checkpointId}`);
+  out.line(`Files rewound to state at ${request.kind} ${request.checkpointId}`);
   if (output.undoCheckpointId !== undefined) {
     out.line(`Undo checkpoint: ${output.undoCheckpointId}`);
     out.line(out.style.dim(`To undo: rewindable rewind ${request.sessionId} ${output.undoCheckpointId}`));
   }
   out.line();
-  printPlan(invocation, output, 'changed');
+  print(output, 'changed');
   return ExitCode.success;
 }
 
@@ -123,7 +132,7 @@ function toOutput(request: Request, root: string, result: RewindFilesResult, ext
 }
 
 /** The table of changes: the preview before a rewind and the report after it. */
-function printPlan(invocation: Invocation, output: RewindOutput, verb: 'would change' | 'changed'): void {
+function printPlan(invocation: Invocation, output: RewindOutput, verb: 'would change' | 'changed', kind: Request['kind']): void {
   const { out } = invocation;
   const style = out.style;
   if (output.files.length === 0 && output.skipped.length > 0) {
@@ -131,13 +140,13 @@ function printPlan(invocation: Invocation, output: RewindOutput, verb: 'would ch
     const dryRun = output.notRewoundBecause === 'dry-run';
     out.line(
       dryRun
-        ? `A rewind would change nothing: ${count} cannot be put back as at message ${output.checkpointId} and would be left alone.`
-        : `Nothing rewound: ${count} cannot be put back as at message ${output.checkpointId} and ${output.skipped.length === 1 ? 'was' : 'were'} left alone.`,
+        ? `A rewind would change nothing: ${count} cannot be put back as at ${kind} ${output.checkpointId} and would be left alone.`
+        : `Nothing rewound: ${count} cannot be put back as at ${kind} ${output.checkpointId} and ${output.skipped.length === 1 ? 'was' : 'were'} left alone.`,
     );
   } else if (output.files.length === 0) {
-    out.line(`Nothing to rewind: the files already match message ${output.checkpointId}.`);
+    out.line(`Nothing to rewind: the files already match ${kind} ${output.checkpointId}.`);
   } else {
-    const subject = verb === 'changed' ? 'The rewind changed' : `A rewind to message ${output.checkpointId} would change`;
+    const subject = verb === 'changed' ? 'The rewind changed' : `A rewind to ${kind} ${output.checkpointId} would change`;
     out.line(`${subject} ${style.bold(plural(output.files.length, 'file'))} (${style.green(`+${output.insertions}`)} ${style.red(`-${output.deletions}`)}):`);
     out.line();
     const notes = output.files.some((file) => file.conflict);

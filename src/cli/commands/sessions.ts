@@ -2,6 +2,7 @@ import path from 'node:path';
 import { surveySessions } from '../../session/list-sessions.js';
 import { stringValue, type Command } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
+import { enclosingProject } from '../find-session.js';
 import { formatBytes, formatTable, formatTime, plural } from '../format.js';
 import { sessionsOutputSchema, type SessionsOutput } from '../output-schemas.js';
 import type { Output } from '../output.js';
@@ -11,14 +12,17 @@ export const sessionsCommand: Command = {
   description:
     'Lists the sessions recorded for a project directory, the most recently active first, ' +
     'with the number of checkpoints (user messages) and tracked files of each. A session whose log ' +
-    'is damaged is listed as damaged, with the reason on stderr.',
+    'is damaged is listed as damaged, with the reason on stderr. From a subdirectory of a project, the nearest ' +
+    'enclosing directory that is a project with sessions in the store is listed, as git finds its repository.',
   positionals: { required: [] },
   options: {
-    cwd: { type: 'string', value: 'DIR', description: 'The project directory (default: the current directory).' },
+    cwd: { type: 'string', value: 'DIR', description: 'The project directory, or a directory in it (default: the current directory).' },
   },
   examples: ['rewindable sessions', 'rewindable sessions --cwd ~/code/app --json'],
   async run(invocation) {
-    const cwd = path.resolve(invocation.terminal.cwd, stringValue(invocation, 'cwd') ?? '.');
+    const start = path.resolve(invocation.terminal.cwd, stringValue(invocation, 'cwd') ?? '.');
+    // From a subdirectory, as git finds its repository: the nearest enclosing project with sessions.
+    const cwd = (await enclosingProject(invocation.storeDir, start)) ?? start;
     const survey = await surveySessions({ cwd, storeDir: invocation.storeDir });
     const output: SessionsOutput = {
       store: invocation.storeDir,

@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
-import { assertUuid, encodeProjectKey } from '../../paths.js';
+import { encodeProjectKey } from '../../paths.js';
 import { isProjectKey } from '../../rewind/pending-rewind-note.js';
 import { asStoreError } from '../../session/list-sessions.js';
 import { filesystemStorage, type FilesystemStorage } from '../../store/filesystem/filesystem-storage.js';
 import type { SessionLockHolder } from '../../store/filesystem/session-lock.js';
-import { flagValue, stringValue, type Command } from '../command.js';
+import { flagValue, stringValue, type Command, type Invocation } from '../command.js';
+import { findSession, idPattern } from '../find-session.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { formatTime } from '../format.js';
 import { unlockOutputSchema, type UnlockOutput } from '../output-schemas.js';
@@ -29,8 +30,7 @@ export const unlockCommand: Command = {
   },
   examples: ['rewindable unlock 5d3b8e0c-1a2b-4c3d-8e4f-5a6b7c8d9e0f', 'rewindable unlock 5d3b8e0c-1a2b-4c3d-8e4f-5a6b7c8d9e0f --force'],
   async run(invocation) {
-    const sessionId = invocation.positionals[0]!;
-    assertUuid(sessionId, 'session id');
+    const sessionId = await wholeSessionId(invocation);
     const force = flagValue(invocation, 'force');
     const storage = filesystemStorage({ directory: invocation.storeDir });
     try {
@@ -49,6 +49,15 @@ export const unlockCommand: Command = {
     }
   },
 };
+
+/** The session id typed, or the one session whose id it starts (a lock may outlive a log: only a whole id reaches it then). */
+async function wholeSessionId(invocation: Invocation): Promise<string> {
+  const typed = invocation.positionals[0]!;
+  const pattern = idPattern(typed, 'session id');
+  if (pattern.whole) return pattern.text;
+  const cwd = stringValue(invocation, 'cwd');
+  return (await findSession(invocation.storeDir, typed, 'unlock', cwd !== undefined ? path.resolve(invocation.terminal.cwd, cwd) : undefined)).sessionId;
+}
 
 function report(out: Output, json: boolean, output: UnlockOutput): ExitCode {
   const refused = output.lock !== null && !output.removed;
