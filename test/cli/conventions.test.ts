@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointsOutputSchema, rewindOutputSchema, sessionsOutputSchema } from '../../src/cli/output-schemas.js';
-import { tempProject } from '../helpers/temp-project.js';
+import { snapshotTree, tempProject } from '../helpers/temp-project.js';
 import { buildCli, canRunInTerminal, escapeCode, runCli, runCliInTerminal, type BuiltCli } from './helpers/built-cli.js';
 import { scriptedSession } from './helpers/scripted-session.js';
 
@@ -61,7 +61,7 @@ describe('global options before the command', () => {
   it('--cwd before a command that takes no --cwd is a usage error of that command', async () => {
     const project = tempProject();
 
-    const run = await runCli(cli, ['--cwd', project.root, 'gc', '--store', project.store]);
+    const run = await runCli(cli, ['--cwd', project.root, 'gc', '--store', project.store, '--yes']);
 
     expect(run).toEqual({ code: 2, stdout: '', stderr: "error: Unknown option --cwd.\nUsage: rewindable gc [options]\nRun 'rewindable gc --help' for its options and examples.\n" });
     expect(fs.existsSync(project.store)).toBe(false);
@@ -149,5 +149,88 @@ describe('parse errors are in the CLI’s words, followed by the usage line, and
     const run = await runCli(cli, args);
 
     expect(run).toEqual({ code: 2, stdout: '', stderr: `error: ${message}\n${usage}` });
+  });
+});
+
+describe('rewindable gc asks before removing', () => {
+  const day = 24 * 60 * 60 * 1000;
+
+  /** A store with one session idle for 40 days. */
+  async function idleStore() {
+    const session = await scriptedSession();
+    const when = new Date(Date.now() - 40 * day);
+    for (const file of fs.readdirSync(session.project.store, { recursive: true, encoding: 'utf8' })) fs.utimesSync(path.join(session.project.store, file), when, when);
+    return { ...session, store: session.project.store, before: snapshotTree(session.project.store) };
+  }
+  const logOf = (store: string, sessionId: string) => fs.readdirSync(path.join(store, 'projects')).map((key) => path.join(store, 'projects', key, `${sessionId}.jsonl`)).find((file) => fs.existsSync(file));
+
+  it.each([['--dry-run'], ['-n']])('%s lists what would be removed, removes nothing, and exits 0', async (flag) => {
+    const { store, sessionId, before } = await idleStore();
+
+    const run = await runCli(cli, ['gc', flag, '--store', store]);
+
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Would remove 1 session idle for over 30 days \(\d+(\.\d)? (B|KiB)\), then the shared backups no session needs \(counted only when removed\):\n/);
+    expect(run.stdout).toContain(`/${sessionId}.jsonl\nWould keep 0 sessions.\n`);
+    expect(snapshotTree(store)).toEqual(before);
+  });
+
+  it('without a terminal and without --yes it only previews, removes nothing, and exits 1', async () => {
+    const { store, sessionId, before } = await idleStore();
+
+    const text = await runCli(cli, ['gc', '--store', store]);
+    const json = await runCli(cli, ['gc', '--store', store, '--json']);
+
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(`/${sessionId}.jsonl\n`);
+    expect(text.stderr).toBe('Nothing was removed: there is no terminal to confirm on. Run again with --yes to remove, or with --dry-run to only preview.\n');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ removed: false, notRemovedBecause: 'confirmation-required', sessionsRemoved: [{ sessionId }] });
+    expect(snapshotTree(store)).toEqual(before);
+  });
+
+  it('--yes removes without asking; --json says removed: true', async () => {
+    const { store, sessionId } = await idleStore();
+
+    const run = await runCli(cli, ['gc', '-y', '--store', store, '--json']);
+
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ removed: true, sessionsRemoved: [{ sessionId }] });
+    expect(logOf(store, sessionId)).toBeUndefined();
+  });
+
+  it('--dry-run and --yes together are a usage error', async () => {
+    const { store, before } = await idleStore();
+
+    const run = await runCli(cli, ['gc', '-n', '-y', '--store', store]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('error: --dry-run and --yes contradict each other: pick one.\nUsage: rewindable gc [options]\n');
+    expect(snapshotTree(store)).toEqual(before);
+  });
+
+  describe.runIf(canRunInTerminal)('on a terminal', () => {
+    it('asks; "y" removes the idle session', async () => {
+      const { store, sessionId } = await idleStore();
+
+      const run = await runCliInTerminal(cli, ['gc', '--store', store], { input: 'y\n', env: { NO_COLOR: '1' } });
+
+      expect(run.code).toBe(0);
+      expect(run.output).toContain(`/${sessionId}.jsonl\nWould keep 0 sessions.\n\nRemove 1 session and the backups no session needs? [y/N] `);
+      expect(run.output).toMatch(/Removed 1 session idle for over 30 days and \d+ shared backups? no session needed: .* freed\.\nKept 0 sessions\.\n/);
+      expect(logOf(store, sessionId)).toBeUndefined();
+    });
+
+    it('any other answer removes nothing and exits 1', async () => {
+      const { store, before } = await idleStore();
+
+      const run = await runCliInTerminal(cli, ['gc', '--store', store], { input: 'n\n', env: { NO_COLOR: '1' } });
+
+      expect(run.code).toBe(1);
+      expect(run.output).toContain('Remove 1 session and the backups no session needs? [y/N] ');
+      expect(run.output).toContain('gc cancelled; nothing was removed.');
+      expect(snapshotTree(store)).toEqual(before);
+    });
   });
 });
