@@ -56,7 +56,7 @@ export async function captureCliSection(cli: BuiltCli): Promise<string> {
     await run(['rewind', ids.session, ids.firstMessage]);
     await run(['rewind', ids.session, ids.firstMessage, '--yes']);
     await run(['sessions', '--json']);
-    await run(['gc', '--older-than', '30d']);
+    await run(['gc', '--older-than', '30d', '--yes']);
     return section(normalize(transcript.join('\n').trimEnd(), { project, store }));
   } finally {
     fs.rmSync(base, { recursive: true, force: true });

@@ -53,6 +53,17 @@ export const commonOptions: Record<string, OptionDefinition> = {
   help: { type: 'boolean', short: 'h', description: 'Show this help.' },
 };
 
+/**
+ * Options that may also come before the command, as in `rewindable --store DIR sessions`.
+ * `--cwd` is one for the commands that take it; the command's own parse
+ * rejects it for the others.
+ */
+export const globalOptions: Record<string, OptionDefinition> = {
+  ...commonOptions,
+  cwd: { type: 'string', value: 'DIR', description: 'The project directory, for the commands that take --cwd.' },
+  version: { type: 'boolean', short: 'v', description: 'Print the version.' },
+};
+
 export function stringValue(invocation: Invocation, name: string): string | undefined {
   const value = invocation.values[name];
   return typeof value === 'string' ? value : undefined;

@@ -1,4 +1,7 @@
-import { commonOptions, type Command, type CommandEntry, type OptionDefinition } from './command.js';
+import { commonOptions, globalOptions, type Command, type CommandEntry, type OptionDefinition } from './command.js';
+
+/** The first line of the overview, and what a usage error of no command ends with. */
+export const generalUsage = 'Usage: rewindable [options] <command> [arguments] [options]';
 
 /** The overview `rewindable --help` prints. */
 export function generalHelp(commands: readonly CommandEntry[], version: string): string {
@@ -6,29 +9,32 @@ export function generalHelp(commands: readonly CommandEntry[], version: string):
   return [
     `rewindable ${version}: list, diff and rewind the file checkpoints of AI agent sessions.`,
     '',
-    'Usage: rewindable <command> [options]',
+    generalUsage,
     '',
     'Commands:',
     ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
     '',
-    'Options:',
-    ...optionLines(commonOptions),
-    '  --version     Print the version.',
+    'Options, before or after the command (given twice, the later wins):',
+    ...optionLines(globalOptions),
     '',
     'Exit codes: 0 success, 1 the operation failed (unknown session, bad id, locked session,',
     'refused or unconfirmed rewind), 2 usage error (unknown command or option, missing argument).',
-    'Colours only when stdout is a terminal and NO_COLOR is not set.',
+    'Colours only on a terminal and when NO_COLOR is not set; FORCE_COLOR=1 forces them, FORCE_COLOR=0 turns them off.',
     '',
     "Run 'rewindable <command> --help' for a command's details.",
   ].join('\n');
 }
 
+/** `Usage: rewindable diff SESSION CHECKPOINT [FILE...] [options]`: the first line of the command's help, and what its usage errors end with. */
+export function commandUsage(command: Command): string {
+  const { optional = [], required, repeated } = command.positionals;
+  return ['Usage: rewindable', command.name, ...optional.map((name) => `[${name}]`), ...required, ...(repeated !== undefined ? [`[${repeated}...]`] : []), '[options]'].join(' ');
+}
+
 /** What `rewindable <command> --help` prints. */
 export function commandHelp(command: Command): string {
-  const { optional = [], required, repeated } = command.positionals;
-  const usage = ['rewindable', command.name, ...optional.map((name) => `[${name}]`), ...required, ...(repeated !== undefined ? [`[${repeated}...]`] : []), '[options]'].join(' ');
   return [
-    `Usage: ${usage}`,
+    commandUsage(command),
     '',
     wrap(command.description, 78),
     '',

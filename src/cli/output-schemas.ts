@@ -117,6 +117,9 @@ export const rewindOutputSchema = z.strictObject({
 export const gcOutputSchema = z.strictObject({
   store: absolutePath,
   olderThanDays: z.number().nonnegative(),
+  /** False for a dry run or an unconfirmed gc: `sessionsRemoved` are then the sessions a real run would remove. */
+  removed: z.boolean(),
+  notRemovedBecause: z.enum(['dry-run', 'confirmation-required']).optional(),
   sessionsRemoved: z.array(z.strictObject({ projectKey: z.string().min(1), sessionId: z.string().min(1) })),
   sessionsKept: z.int().nonnegative(),
   sessionsLocked: z.int().nonnegative(),

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { version } from '../../package.json';
 import { RewindableError } from '../errors.js';
-import { asksForHelp, parseCommandArguments } from './arguments.js';
-import type { CommandEntry } from './command.js';
+import { asksForHelp, parseCommandArguments, splitCommandLine, type CommandLine } from './arguments.js';
+import type { Command, CommandEntry } from './command.js';
 import { ExitCode, UsageError } from './exit-codes.js';
-import { commandHelp, generalHelp } from './help.js';
+import { commandHelp, commandUsage, generalHelp, generalUsage } from './help.js';
 import { Output } from './output.js';
 import type { Terminal } from './terminal.js';
 
@@ -21,49 +21,60 @@ export const commands: readonly CommandEntry[] = [
 /** Runs one command line (without `node` and the script) and returns the exit code. */
 export async function runCli(args: string[], terminal: Terminal): Promise<ExitCode> {
   const out = new Output(terminal);
-  const [name, ...rest] = args;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    const topic = name === 'help' ? commands.find((command) => command.name === rest[0]) : undefined;
-    if (name === 'help' && rest[0] !== undefined && topic === undefined) return usageFailure(out, new UsageError(`Unknown command ${JSON.stringify(rest[0])}.`));
-    const text = topic !== undefined ? commandHelp(await topic.load()) : generalHelp(commands, version);
-    // Bare `rewindable` is a usage mistake: the help goes to stderr and the exit code says so.
-    if (name === undefined) {
-      out.note(text);
-      return ExitCode.usage;
-    }
-    out.line(text);
-    return ExitCode.success;
+  let line: CommandLine;
+  try {
+    line = splitCommandLine(args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    if (asksForHelp(args)) return printHelp(out, generalHelp(commands, version));
+    return usageFailure(out, error);
   }
-  if (name === '--version') {
+  if (line.leadingValues.version === true) {
     out.line(version);
     return ExitCode.success;
   }
-  const entry = commands.find((candidate) => candidate.name === name);
-  if (entry === undefined) {
-    const hint = name.startsWith('-') ? 'Put the command first: rewindable <command> [options].' : `Unknown command ${JSON.stringify(name)}.`;
-    return usageFailure(out, new UsageError(hint));
+  if (line.command === undefined) {
+    if (line.leadingValues.help === true) return printHelp(out, generalHelp(commands, version));
+    // Bare `rewindable` is a usage mistake: the help goes to stderr and the exit code says so.
+    out.note(generalHelp(commands, version));
+    return ExitCode.usage;
   }
+  if (line.command === 'help') return help(out, line.rest[0]);
+  const entry = commands.find((candidate) => candidate.name === line.command);
+  if (entry === undefined) return usageFailure(out, new UsageError(`Unknown command ${JSON.stringify(line.command)}.`));
   const command = await entry.load();
-  if (asksForHelp(rest)) {
-    out.line(commandHelp(command));
-    return ExitCode.success;
-  }
+  if (line.leadingValues.help === true || asksForHelp(line.rest)) return printHelp(out, commandHelp(command));
   let json = false;
   try {
-    const parsed = parseCommandArguments(command, rest);
+    const parsed = parseCommandArguments(command, [...line.leading, ...line.rest]);
     json = parsed.values.json === true;
     const store = parsed.values.store;
     const storeDir = typeof store === 'string' ? path.resolve(terminal.cwd, store) : (await import('../store/filesystem/filesystem-storage.js')).defaultStoreDirectory();
     return await command.run({ terminal, out, positionals: parsed.positionals, values: parsed.values, json, storeDir });
   } catch (error) {
-    if (error instanceof UsageError) return usageFailure(out, error);
+    if (error instanceof UsageError) return usageFailure(out, error, command);
     return await operationFailure(out, error, json, terminal);
   }
 }
 
-function usageFailure(out: Output, error: UsageError): ExitCode {
+/** `rewindable help [COMMAND]`. */
+async function help(out: Output, topic: string | undefined): Promise<ExitCode> {
+  if (topic === undefined) return printHelp(out, generalHelp(commands, version));
+  const entry = commands.find((command) => command.name === topic);
+  if (entry === undefined) return usageFailure(out, new UsageError(`Unknown command ${JSON.stringify(topic)}.`));
+  return printHelp(out, commandHelp(await entry.load()));
+}
+
+function printHelp(out: Output, text: string): ExitCode {
+  out.line(text);
+  return ExitCode.success;
+}
+
+/** The mistake, the usage line it breaks, and where to read more: as git and gh report theirs. */
+function usageFailure(out: Output, error: UsageError, command?: Command): ExitCode {
   out.error(error.message);
-  out.note(error.command !== undefined ? `Run 'rewindable ${error.command} --help' for usage.` : "Run 'rewindable --help' for the list of commands.");
+  out.note(command !== undefined ? commandUsage(command) : generalUsage);
+  out.note(command !== undefined ? `Run 'rewindable ${command.name} --help' for its options and examples.` : "Run 'rewindable --help' for the list of commands.");
   return ExitCode.usage;
 }
 

@@ -32,10 +32,16 @@ export function stopWritingWhenClosed(stream: NodeJS.WritableStream): void {
 }
 
 /**
- * Colours only on a terminal, never when NO_COLOR is set to anything
- * (https://no-color.org), and never on a terminal that declares it has none.
+ * Colours on a terminal, unless NO_COLOR is set to anything
+ * (https://no-color.org) or the terminal declares it has none (TERM=dumb).
+ * FORCE_COLOR decides before all of these (https://force-color.org): set to
+ * anything but `0` or `false` it forces colours, into a pipe too and over
+ * NO_COLOR, as in Node itself; `0` or `false` turns them off, as Node and
+ * chalk read it. Set but empty, it counts as unset.
  */
 export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  const forced = env.FORCE_COLOR;
+  if (forced !== undefined && forced !== '') return forced !== '0' && forced.toLowerCase() !== 'false';
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.TERM === 'dumb') return false;
   return stream.isTTY === true;

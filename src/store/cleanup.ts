@@ -17,11 +17,19 @@ export interface CleanupOptions extends StoreLocation {
    * @default 3600000 (one hour)
    */
   graceMs?: number;
+  /**
+   * Report what would be removed, and remove nothing: the idle sessions are
+   * checked as for a real clean-up (locks taken and released, logs read), but
+   * none is deleted and no blob is collected, so `blobsRemoved` is 0.
+   * @default false
+   */
+  dryRun?: boolean;
   /** Reports progress (for long clean-ups). */
   onProgress?: (event: { phase: 'sessions' | 'blobs'; done: number; total: number }) => void;
 }
 
 export interface CleanupResult {
+  /** The sessions removed; in a dry run, those a real clean-up would remove now. */
   sessionsRemoved: Array<{ projectKey: string; sessionId: string }>;
   /** Idle sessions left alone because a live process holds them. */
   sessionsLocked: number;
@@ -32,7 +40,7 @@ export interface CleanupResult {
    */
   leftAlone: Array<{ projectKey: string; sessionId: string; reason: string }>;
   blobsRemoved: number;
-  /** Bytes of removed session logs, packs and blobs. */
+  /** Bytes of removed session logs, packs and blobs (in a dry run, of the sessions only). */
   bytesFreed: number;
   /** Set when no blob was removed, and why. */
   blobsKeptBecause?: string;
@@ -60,10 +68,11 @@ export async function cleanup(options: CleanupOptions = {}): Promise<CleanupResu
     const projects = (await storage.listProjects()).filter(isProjectKey);
     let done = 0;
     for (const projectKey of projects) {
-      for (const session of await removeIdleSessions(storage, projectKey, cutoff, result)) await referenced.read(projectKey, session);
+      for (const session of await removeIdleSessions(storage, projectKey, cutoff, result, options.dryRun === true)) await referenced.read(projectKey, session);
       done += 1;
       options.onProgress?.({ phase: 'sessions', done, total: projects.length });
     }
+    if (options.dryRun === true) return result;
     await referenced.readSessionsListedSince();
     // A session whose log cannot be read may name any blob: then no blob is removed.
     if (referenced.unreadable.length > 0) {
@@ -137,7 +146,7 @@ class ReferencedBlobs {
  * sessions are locked all together, then listed once more, so that this
  * costs one listing per project rather than one per session.
  */
-async function removeIdleSessions(storage: StorageAdapter, projectKey: string, cutoff: number, result: CleanupResult): Promise<StoredSessionInfo[]> {
+async function removeIdleSessions(storage: StorageAdapter, projectKey: string, cutoff: number, result: CleanupResult, dryRun: boolean): Promise<StoredSessionInfo[]> {
   const listed = await storage.listSessions(projectKey);
   const idle = listed.filter((session) => session.mtime < cutoff && isUuid(session.sessionId));
   const kept = listed.filter((session) => !idle.includes(session));
@@ -167,9 +176,11 @@ async function removeIdleSessions(storage: StorageAdapter, projectKey: string, c
         leftAlone.push(current);
         continue;
       }
-      await storage.delete(key);
-      // The note of a rewind this session had in progress points at nothing now.
-      if (noted.has(key.sessionId)) await clearPendingRewind(storage, key);
+      if (!dryRun) {
+        await storage.delete(key);
+        // The note of a rewind this session had in progress points at nothing now.
+        if (noted.has(key.sessionId)) await clearPendingRewind(storage, key);
+      }
       result.sessionsRemoved.push(key);
       result.bytesFreed += session.bytes ?? 0;
     }

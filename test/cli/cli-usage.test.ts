@@ -52,15 +52,14 @@ describe('usage errors exit with 2 and point to --help', () => {
     const run = await runCli(cli, []);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('Usage: rewindable <command> [options]');
+    expect(run.stderr).toContain('Usage: rewindable [options] <command> [arguments] [options]');
   });
 
   it.each([
     [['frobnicate'], 'Unknown command "frobnicate".', "'rewindable --help'"],
     [['help', 'frobnicate'], 'Unknown command "frobnicate".', "'rewindable --help'"],
-    [['--json', 'sessions'], 'Put the command first', "'rewindable --help'"],
-    [['sessions', '--bogus'], "Unknown option '--bogus'", "'rewindable sessions --help'"],
-    [['sessions', '--cwd'], "Option '--cwd <value>' argument missing", "'rewindable sessions --help'"],
+    [['sessions', '--bogus'], 'Unknown option --bogus.', "'rewindable sessions --help'"],
+    [['sessions', '--cwd'], 'Option --cwd needs a value: --cwd DIR.', "'rewindable sessions --help'"],
     [['sessions', 'extra'], 'Unexpected argument "extra".', "'rewindable sessions --help'"],
     [['checkpoints'], 'Missing SESSION.', "'rewindable checkpoints --help'"],
     [['diff'], 'Missing CHECKPOINT.', "'rewindable diff --help'"],

@@ -43,7 +43,7 @@ describe('rewindable gc', () => {
     age(old, 40);
     const fresh = await activeSession(old);
 
-    const run = await runCli(cli, ['gc', '--store', old.project.store]);
+    const run = await runCli(cli, ['gc', '--yes', '--store', old.project.store]);
 
     expect(run.code).toBe(0);
     expect(run.stderr).toBe('');
@@ -56,8 +56,8 @@ describe('rewindable gc', () => {
     age(old, 3);
     const fresh = await activeSession(old);
 
-    const keep = await runCli(cli, ['gc', '--older-than', '1w', '--store', old.project.store, '--json']);
-    const remove = await runCli(cli, ['gc', '--older-than', '36h', '--json'], { env: { REWINDABLE_HOME: old.project.store } });
+    const keep = await runCli(cli, ['gc', '--yes', '--older-than', '1w', '--store', old.project.store, '--json']);
+    const remove = await runCli(cli, ['gc', '--yes', '--older-than', '36h', '--json'], { env: { REWINDABLE_HOME: old.project.store } });
 
     expect(gcOutputSchema.parse(JSON.parse(keep.stdout))).toMatchObject({ olderThanDays: 7, sessionsRemoved: [], sessionsKept: 2, bytesFreed: 0 });
     const removed = gcOutputSchema.parse(JSON.parse(remove.stdout));
@@ -71,7 +71,7 @@ describe('rewindable gc', () => {
     const holder = await holdSession({ cwd: old.project.root, storeDir: old.project.store, sessionId: old.sessionId });
     try {
       age(old, 40);
-      const run = await runCli(cli, ['gc', '--store', old.project.store]);
+      const run = await runCli(cli, ['gc', '--yes', '--store', old.project.store]);
 
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('Kept 1 session (1 idle session kept because a process has it open).');
@@ -84,7 +84,7 @@ describe('rewindable gc', () => {
   it('--progress reports on stderr only', async () => {
     const old = await scriptedSession();
 
-    const run = await runCli(cli, ['gc', '--store', old.project.store, '--json', '--progress']);
+    const run = await runCli(cli, ['gc', '--yes', '--store', old.project.store, '--json', '--progress']);
 
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/Checking sessions: project 1\/1\n(.*\n)*Removing backups no session needs: done\n$/);
@@ -109,8 +109,8 @@ describe('rewindable gc removes only rewindable sessions of its own store', () =
     fs.mkdirSync(path.join(project.store, 'projects'), { recursive: true });
     fs.symlinkSync(path.dirname(transcript), path.join(project.store, 'projects', '-home-me-proj'));
 
-    const json = await runCli(cli, ['gc', '--store', project.store, '--json']);
-    const text = await runCli(cli, ['gc', '--store', project.store]);
+    const json = await runCli(cli, ['gc', '--yes', '--store', project.store, '--json']);
+    const text = await runCli(cli, ['gc', '--yes', '--store', project.store]);
 
     expect(json.code).toBe(0);
     const output = gcOutputSchema.parse(JSON.parse(json.stdout));
@@ -127,8 +127,8 @@ describe('rewindable gc removes only rewindable sessions of its own store', () =
     const before = fs.readFileSync(transcript);
     const sessionId = path.basename(transcript, '.jsonl');
 
-    const json = await runCli(cli, ['gc', '--store', project.store, '--json']);
-    const text = await runCli(cli, ['gc', '--store', project.store]);
+    const json = await runCli(cli, ['gc', '--yes', '--store', project.store, '--json']);
+    const text = await runCli(cli, ['gc', '--yes', '--store', project.store]);
 
     expect(json.code).toBe(0);
     expect(gcOutputSchema.parse(JSON.parse(json.stdout))).toMatchObject({
@@ -153,7 +153,7 @@ describe('rewindable gc removes only rewindable sessions of its own store', () =
     age(old, 40);
     const damaged = fs.readFileSync(log);
 
-    const output = gcOutputSchema.parse(JSON.parse((await runCli(cli, ['gc', '--store', old.project.store, '--json'])).stdout));
+    const output = gcOutputSchema.parse(JSON.parse((await runCli(cli, ['gc', '--yes', '--store', old.project.store, '--json'])).stdout));
 
     expect(output.sessionsRemoved).toEqual([]);
     expect(output.leftAlone).toEqual([expect.objectContaining({ sessionId: old.sessionId, reason: expect.stringContaining('its log cannot be read: The session log') })]);

@@ -78,7 +78,8 @@ describe('ids may be shortened to a unique prefix of 4 characters or more', () =
         'error: Session id abcd is ambiguous: it is the start of 2 sessions:',
         ...[one.sessionId, other.sessionId].sort().map((id) => `  ${id}  ${project.root}`),
         'Give more of its characters.',
-        "Run 'rewindable checkpoints --help' for usage.",
+        'Usage: rewindable checkpoints SESSION [options]',
+        "Run 'rewindable checkpoints --help' for its options and examples.",
         '',
       ].join('\n'),
     );

@@ -202,13 +202,14 @@ describe('a session id in two projects of one store', () => {
   it('without --cwd, rewind, checkpoints and diff pick none: they fail with exit 2 naming both projects, and change nothing', async () => {
     const { store, sessionId, alpha, beta } = await twoProjectsSharingAnId();
 
+    const usage: Record<string, string> = { rewind: 'rewind [SESSION] CHECKPOINT', checkpoints: 'checkpoints SESSION', diff: 'diff [SESSION] CHECKPOINT [FILE...]' };
     for (const [command, ...rest] of [['rewind', alpha.first, '--yes'], ['checkpoints'], ['diff', alpha.first]]) {
       const run = await runCli(cli, [command!, sessionId, ...rest, '--store', store]);
       expect(run.code, command).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toBe(
         `error: Session ${sessionId} is in 2 projects: ${alpha.root}, ${beta.root}. A session id is unique only within its project: ` +
-          `pass --cwd with the project directory of the one you mean.\nRun 'rewindable ${command} --help' for usage.\n`,
+          `pass --cwd with the project directory of the one you mean.\nUsage: rewindable ${usage[command!]} [options]\nRun 'rewindable ${command} --help' for its options and examples.\n`,
       );
     }
     expect(fs.readFileSync(path.join(alpha.root, 'f.txt'), 'utf8')).toBe('alpha changed\n');

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cleanup, encodeProjectKey, listSessions } from '../../src/index.js';
 import { runWorker } from '../helpers/child.js';
-import { newId, tempProject } from '../helpers/temp-project.js';
+import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 
 const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 60 * 60 * 1000);
 
@@ -73,6 +73,31 @@ describe('listing sessions, read-only access and retention', () => {
     expect(result.bytesFreed).toBeGreaterThan(2 * 1024 * 1024);
     expect(fs.existsSync(loose)).toBe(false);
     expect((await listSessions({ cwd: project.root, storeDir: project.store })).map((session) => session.sessionId)).toEqual([active.sessionId]);
+  });
+
+  it('cleanup({ dryRun: true }) reports the idle sessions a clean-up would remove, and leaves every byte of the store as it was', async () => {
+    const project = tempProject();
+    project.write('big.bin', Buffer.alloc(2 * 1024 * 1024, 3)); // a loose blob
+    const idle = await project.open();
+    await idle.checkpoint(newId());
+    await idle.trackEdit('big.bin');
+    await idle.close();
+    const active = await project.open();
+    await active.checkpoint(newId());
+    await active.close();
+    for (const file of fs.readdirSync(project.store, { recursive: true, encoding: 'utf8' })) {
+      if (!file.includes(active.sessionId)) fs.utimesSync(path.join(project.store, file), daysAgo(40), daysAgo(40));
+    }
+    const before = snapshotTree(project.store);
+
+    const preview = await cleanup({ storeDir: project.store, dryRun: true });
+
+    expect(preview).toMatchObject({ sessionsRemoved: [{ projectKey: encodeProjectKey(project.root), sessionId: idle.sessionId }], sessionsKept: 1, sessionsLocked: 0, blobsRemoved: 0 });
+    expect(preview.bytesFreed).toBeGreaterThan(0);
+    expect(snapshotTree(project.store)).toEqual(before);
+    const removed = await cleanup({ storeDir: project.store });
+    expect(removed.sessionsRemoved).toEqual(preview.sessionsRemoved);
+    expect(removed.blobsRemoved).toBe(1);
   });
 
   it('cleanup() never removes a file in a project folder not named <uuid>.jsonl (a copy of a log), nor the backups it names', async () => {

@@ -130,7 +130,7 @@ describe('rewindable gc and the notes of rewinds in progress', () => {
     const hanging = await rewindStoppedMidway(project, 'hang');
     const cli = await buildCli();
     try {
-      const gc = await runCli(cli, ['gc', '--older-than', '0', '--store', project.store, '--json']);
+      const gc = await runCli(cli, ['gc', '--older-than', '0', '--yes', '--store', project.store, '--json']);
       const sessions = await runCli(cli, ['sessions', '--cwd', project.root, '--store', project.store, '--json']);
 
       expect(gc.code).toBe(0);
@@ -151,7 +151,7 @@ describe('rewindable gc and the notes of rewinds in progress', () => {
     const crashed = await rewindStoppedMidway(project, 'kill');
     const cli = await buildCli();
     try {
-      const gc = await runCli(cli, ['gc', '--older-than', '0', '--store', project.store, '--json']);
+      const gc = await runCli(cli, ['gc', '--older-than', '0', '--yes', '--store', project.store, '--json']);
 
       expect(gcOutputSchema.parse(JSON.parse(gc.stdout))).toMatchObject({ sessionsRemoved: [{ projectKey: encodeProjectKey(project.root), sessionId: crashed.sessionId }], sessionsKept: 0 });
       expect(fs.existsSync(noteOf(project, crashed.sessionId))).toBe(false);

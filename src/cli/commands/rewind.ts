@@ -23,7 +23,7 @@ export const rewindCommand: Command = {
     'has the session open. Each rewind is undoable: it prints the id of an undo checkpoint to rewind to.',
   positionals: { optional: ['SESSION'], required: ['CHECKPOINT'] },
   options: {
-    'dry-run': { type: 'boolean', description: 'Only show what would change (works while the session is open elsewhere).' },
+    'dry-run': { type: 'boolean', short: 'n', description: 'Only show what would change (works while the session is open elsewhere).' },
     yes: { type: 'boolean', short: 'y', description: 'Rewind without asking for confirmation.' },
     cwd: projectOption,
   },
