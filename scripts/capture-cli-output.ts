@@ -51,10 +51,10 @@ export async function captureCliSection(cli: BuiltCli): Promise<string> {
       transcript.push(`$ rewindable ${args.join(' ')}\n${result.stdout}${result.stderr}${exit}`);
     };
     await run(['sessions']);
-    await run(['checkpoints', ids.session]);
-    await run(['diff', ids.session, ids.firstMessage]);
-    await run(['rewind', ids.session, ids.firstMessage]);
-    await run(['rewind', ids.session, ids.firstMessage, '--yes']);
+    await run(['checkpoints', ids.session.slice(0, 8)]);
+    await run(['diff', ids.firstMessage.slice(0, 8)]);
+    await run(['rewind', ids.firstMessage.slice(0, 8)]);
+    await run(['rewind', ids.firstMessage.slice(0, 8), '--yes']);
     await run(['sessions', '--json']);
     await run(['gc', '--older-than', '30d', '--yes']);
     return section(normalize(transcript.join('\n').trimEnd(), { project, store }));
@@ -73,12 +73,12 @@ async function recordSession(project: string, store: string): Promise<void> {
   write('README.md', '# demo\n\nA project an agent works on.\n');
   write('run.sh', 'node src/greet.ts\n');
   const manager = await CheckpointManager.open({ cwd: project, storeDir: store, sessionId: ids.session, durability: 'none' });
-  await manager.checkpoint(ids.firstMessage);
+  await manager.recordUserMessage('Add a farewell function', { uuid: ids.firstMessage });
   await manager.trackEdit('src/greet.ts');
   write('src/greet.ts', 'export function greet(name: string) {\n  return `Hello, ${name}!`;\n}\n');
   await manager.trackEdit('src/farewell.ts');
   write('src/farewell.ts', 'export const farewell = (name: string) => `Bye, ${name}`;\n');
-  await manager.checkpoint(ids.secondMessage);
+  await manager.recordUserMessage('Drop the README and make run.sh executable', { uuid: ids.secondMessage });
   await manager.trackEdit('README.md');
   fs.rmSync(path.join(project, 'README.md'));
   await manager.trackEdit('run.sh');
@@ -111,15 +111,17 @@ function section(transcript: string): string {
     'The `rewindable` command lists, diffs and rewinds sessions without writing code, from a terminal,',
     'an editor or CI. It needs no configuration: it reads the default store (`$REWINDABLE_HOME`, else',
     '`~/.rewindable`) or `--store DIR`, and finds a session\'s project from the session id (`--cwd DIR`',
-    'names the project when sessions of that id are in several). Every command takes `--help`, and `--json`',
-    'for scripts. Colours appear only on a terminal, never with `NO_COLOR`; progress goes to stderr. All',
+    'names the project when sessions of that id are in several). A unique start of an id (4 characters or',
+    'more) does for the whole id, and a checkpoint id alone finds its session. Every command takes `--help`,',
+    'and `--json` for scripts; options may come before the command too. Colours appear only on a terminal',
+    '(`NO_COLOR` turns them off, `FORCE_COLOR` on); progress goes to stderr. All',
     'options and JSON shapes: [docs/cli.md](https://github.com/rewindable/rewindable/blob/main/docs/cli.md).',
     '',
     '| exit code | meaning |',
     '|---|---|',
     '| 0 | done (also: a dry run, or nothing to rewind) |',
-    '| 1 | the operation failed: unknown session, bad id, locked session, rewind refused, or not confirmed |',
-    '| 2 | usage error: unknown command or option, missing argument, a session id in several projects without `--cwd` |',
+    '| 1 | the operation failed: unknown session, bad id, locked session, rewind refused, a rewind or gc not confirmed |',
+    '| 2 | usage error: unknown command or option, missing argument, an id or id prefix that names several sessions or checkpoints |',
     '',
     `An agent worked two turns in \`${shownProject}\`; from that directory (output captured from the CLI,`,
     'with times, temporary paths, sizes and the undo id replaced by fixed values):',
@@ -131,7 +133,7 @@ function section(transcript: string): string {
     '`rewind` shows what it would do first. On a terminal it then asks `Rewind 4 files? [y/N]`; without a',
     'terminal (as above) it changes nothing and exits with 1 unless `--yes` is given. It refuses while',
     'another process (such as the agent) has the session open; `diff`, `checkpoints` and `rewind --dry-run`',
-    'work meanwhile.',
+    'work meanwhile. `gc` previews and asks the same way (`--dry-run` only previews).',
   ].join('\n');
 }
 
