@@ -1,21 +1,26 @@
 /**
- * `npm run demo`: a scripted agent session on a temporary project, using the
- * default local store. User messages are recorded (each takes a checkpoint),
+ * `npm run demo`: a scripted agent session on a temporary project, with a
+ * temporary store ($REWINDABLE_HOME if set). User messages are recorded (each takes a checkpoint),
  * the agent edits files through the built-in tools, a shell command's changes
  * are captured, then a dry run previews a rewind, the rewind restores the
- * files and the conversation, and the rewind itself is undone.
+ * files and the conversation, and the rewind itself is undone. Everything is
+ * removed at the end; `npm run demo -- --keep` keeps the project and its
+ * session, and prints the `rewindable` commands that show them.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CheckpointManager, defaultStoreDirectory, encodeProjectKey, filesystemStorage, type RewindFilesResult, type TranscriptMessage } from '../src/index.js';
+import { CheckpointManager, encodeProjectKey, filesystemStorage, type RewindFilesResult, type TranscriptMessage } from '../src/index.js';
 
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[0m` : text);
 const dim = (text: string) => (color ? `\x1b[2m${text}\x1b[0m` : text);
 const say = (text = '') => console.log(text);
 
+const keep = process.argv.includes('--keep');
 const project = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-demo-')));
+const ownStore = !process.env.REWINDABLE_HOME;
+const storeDir = ownStore ? fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-demo-store-')) : path.resolve(process.env.REWINDABLE_HOME!);
 const show = (file: string) => path.relative(project, file);
 const tree = () =>
   (fs.readdirSync(project, { recursive: true }) as string[])
@@ -38,17 +43,18 @@ fs.writeFileSync(path.join(project, 'README.md'), '# demo\n');
 
 say(bold('rewindable demo'));
 say(`  project: ${project}`);
-say(`  store:   ${defaultStoreDirectory()} (set REWINDABLE_HOME to change)`);
+say(`  store:   ${storeDir}${ownStore ? ' (temporary; set REWINDABLE_HOME to use another)' : ''}`);
 say();
 say(bold('Files at the start'));
 say(tree());
 
-const manager = await CheckpointManager.open({ cwd: project });
+const manager = await CheckpointManager.open({ cwd: project, storeDir });
+say(`  session: ${manager.sessionId}`);
 
 // Turn 1: a user message arrives; recording it takes its checkpoint.
 const first = await manager.recordUserMessage('Add a farewell and a test.');
 say();
-say(bold(`Turn 1, user message ${first.uuid.slice(0, 8)}: "Add a farewell and a test."`));
+say(bold(`Turn 1, user message ${first.uuid}: "Add a farewell and a test."`));
 let result: { message: string } = await manager.tools.edit({
   file_path: 'src/greet.ts',
   old_string: '  return `Hello, ${name}`;\n}\n',
@@ -62,7 +68,7 @@ await manager.recordMessage({ type: 'assistant', message: 'Added farewell() and 
 // Turn 2: the agent goes the wrong way, with a tool and with a shell command.
 const second = await manager.recordUserMessage('Now rename everything.');
 say();
-say(bold(`Turn 2, user message ${second.uuid.slice(0, 8)}: "Now rename everything."`));
+say(bold(`Turn 2, user message ${second.uuid}: "Now rename everything."`));
 result = await manager.tools.write({ file_path: 'src/greet.ts', content: 'export const hi = (n: string) => `Hi ${n}`;\n' });
 say(`  Write  ${result.message}`);
 const shell = await manager.captureChanges(() => fs.rmSync(path.join(project, 'README.md')), { label: 'rm README.md' });
@@ -89,7 +95,7 @@ say(`    status: ${preview.status}; nothing on disk or in the conversation chang
 await manager.close();
 
 // A new manager, as a new process would, resumes the session from disk and rewinds there.
-const resumed = await CheckpointManager.open({ cwd: project, resume: manager.sessionId });
+const resumed = await CheckpointManager.open({ cwd: project, storeDir, resume: manager.sessionId });
 say();
 say(bold('Rewind to before turn 2, files only (in a resumed session)'));
 const filesOnly = await resumed.rewind(second.uuid, { scope: 'files' });
@@ -106,18 +112,29 @@ say(bold('Files after the rewind'));
 say(tree());
 
 say();
-say(bold(`Undo the last rewind (checkpoint ${both.files!.undoCheckpointId!.slice(0, 8)}, taken just before it)`));
+say(bold(`Undo the last rewind (checkpoint ${both.files!.undoCheckpointId!}, taken just before it)`));
 printRewind(await resumed.rewindFiles(both.files!.undoCheckpointId!));
 say(tree());
 const [oldBranch] = await resumed.listBranches();
 say(`    the conversation's old branch is still readable: ${oldBranch!.length} messages, ending with ${JSON.stringify((await resumed.getTranscript({ leafUuid: oldBranch!.leafUuid })).at(-1)!.message)}`);
 await resumed.close();
 
-// Leave no trace: remove the demo project and its session from the store.
-const storage = filesystemStorage();
-await storage.delete({ projectKey: encodeProjectKey(project), sessionId: manager.sessionId });
-fs.rmSync(path.join(defaultStoreDirectory(), 'projects', encodeProjectKey(project)), { recursive: true, force: true });
-await storage.close();
-fs.rmSync(project, { recursive: true, force: true });
-say();
-say('Done. The demo project and its session were removed.');
+if (keep) {
+  const cli = `npx rewindable --store ${storeDir}`;
+  say();
+  say(bold('Kept the project and its session. Look at them with the CLI:'));
+  say(`  cd ${project}`);
+  say(`  ${cli} sessions`);
+  say(`  ${cli} checkpoints ${manager.sessionId}`);
+  say(`  ${cli} diff ${manager.sessionId} ${first.uuid}`);
+  say(`  ${cli} rewind ${manager.sessionId} ${second.uuid} --dry-run`);
+} else {
+  // Leave no trace: remove the demo project and its session from the store.
+  const storage = filesystemStorage({ directory: storeDir });
+  await storage.delete({ projectKey: encodeProjectKey(project), sessionId: manager.sessionId });
+  await storage.close();
+  fs.rmSync(ownStore ? storeDir : path.join(storeDir, 'projects', encodeProjectKey(project)), { recursive: true, force: true });
+  fs.rmSync(project, { recursive: true, force: true });
+  say();
+  say('Done. The demo project and its session were removed (`npm run demo -- --keep` keeps them, to try the CLI on).');
+}

@@ -47,7 +47,37 @@ describe('examples', () => {
     expect(runExample('claude-agent-sdk')).toContain('Set ANTHROPIC_API_KEY to run this example against the Claude API.');
   });
 
-  it('demo: the scripted session of the Quick start runs to the end and cleans up', () => {
-    expect(runExample('demo')).toContain('Done. The demo project and its session were removed.');
+  it('demo: the scripted session runs to the end and cleans up', () => {
+    expect(runExample('demo')).toContain('Done. The demo project and its session were removed');
+  });
+
+  it('demo: without REWINDABLE_HOME it uses a temporary store, never ~/.rewindable', () => {
+    const fakeHome = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-demo-home-'));
+    try {
+      const environment: NodeJS.ProcessEnv = { ...process.env, HOME: fakeHome, NO_COLOR: '1' };
+      delete environment.REWINDABLE_HOME;
+      const output = execFileSync(process.execPath, ['--import', 'tsx', path.join('examples', 'demo.ts')], { cwd: repository, env: environment, encoding: 'utf8', timeout: 60_000 });
+      expect(output).toMatch(/store: +\S*rewindable-demo-store-\S+ \(temporary/);
+      expect(fs.existsSync(path.join(fakeHome, '.rewindable'))).toBe(false);
+    } finally {
+      fs.rmSync(fakeHome, { recursive: true, force: true });
+    }
+  });
+
+  it('demo --keep: every CLI command it prints runs, with the ids it printed', () => {
+    const output = execFileSync(process.execPath, ['--import', 'tsx', path.join('examples', 'demo.ts'), '--keep'], { cwd: repository, env: { ...process.env, NO_COLOR: '1', REWINDABLE_HOME: '' }, encoding: 'utf8', timeout: 60_000 });
+    const project = /^ {2}cd (\S+)$/m.exec(output)![1]!;
+    const commands = [...output.matchAll(/^ {2}npx rewindable (.+)$/gm)].map((match) => match[1]!.split(' '));
+    expect(commands.map((command) => command[2])).toEqual(['sessions', 'checkpoints', 'diff', 'rewind']);
+    const store = commands[0]![1]!;
+    try {
+      for (const command of commands) {
+        const printed = execFileSync(process.execPath, [path.join(repository, 'dist/cli.js'), ...command], { cwd: project, env: { ...process.env, NO_COLOR: '1' }, encoding: 'utf8' });
+        expect(printed.length, command.join(' ')).toBeGreaterThan(0);
+      }
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+      fs.rmSync(store, { recursive: true, force: true });
+    }
   });
 });
