@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isUtf8 } from 'node:buffer';
 import { diffArrays } from 'diff';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
@@ -7,7 +8,7 @@ import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../session/observe-path.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
-import { gitBinaryPatch, gitBlobId, gitMode } from './git-patch.js';
+import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from './git-patch.js';
 import { isBinary, splitTextLines } from './line-stats.js';
 import { planRewind, type PlannedChange, type SkippedPath, type SkipReason } from './plan.js';
 import { afterRollBack } from './transaction.js';
@@ -215,14 +216,15 @@ async function patchFor(
   }
   const name = path.relative(session.root, tracked.path).split(path.sep).join('/');
   const sides = { name, current, goal, before, after, contentChanged };
-  if (contentChanged && (isBinary(before) || isBinary(after))) {
+  // Text that is not UTF-8 too: a patch is a string, and decoding would change its bytes (git would print them raw).
+  if (contentChanged && (isBinary(before) || isBinary(after) || !isUtf8(before) || !isUtf8(after))) {
     return { ...none, binary: true, patch: gitHeader(sides, settings.binary) + (settings.binary ? gitBinaryPatch(before, after) : binaryLine(sides)) };
   }
   // Git records only whether a file is executable: a change of other permission bits is none to it.
   if (!contentChanged && current.kind === 'file' && goal.kind === 'file' && gitMode(current.mode) === gitMode(goal.mode)) return none;
   const hunks = lineHunks(before, after, settings);
   if (hunks === undefined) return { ...none, tooComplex: true };
-  const names = hunks.length > 0 ? `--- ${current.kind === 'file' ? `a/${name}` : '/dev/null'}\n+++ ${goal.kind === 'file' ? `b/${name}` : '/dev/null'}\n` : '';
+  const names = hunks.length > 0 ? gitSideLine('---', current.kind === 'file' ? 'a' : undefined, name) + gitSideLine('+++', goal.kind === 'file' ? 'b' : undefined, name) : '';
   return { ...none, patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join('') };
 }
 
@@ -239,7 +241,7 @@ interface PatchSides {
 /** `diff --git`, the mode lines and the `index` line, as git writes them (full object ids for a binary patch, as `--binary` does). */
 function gitHeader(sides: PatchSides, fullIndex: boolean): string {
   const { name, current, goal } = sides;
-  const lines = [`diff --git a/${name} b/${name}`];
+  const lines = [`diff --git ${gitQuotedPath(`a/${name}`)} ${gitQuotedPath(`b/${name}`)}`];
   let indexMode = '';
   if (current.kind !== 'file' && goal.kind === 'file') lines.push(`new file mode ${gitMode(goal.mode)}`);
   else if (current.kind === 'file' && goal.kind !== 'file') lines.push(`deleted file mode ${gitMode(current.mode)}`);
@@ -256,7 +258,7 @@ function gitHeader(sides: PatchSides, fullIndex: boolean): string {
 }
 
 function binaryLine(sides: PatchSides): string {
-  const side = (state: FileState, prefix: string) => (state.kind === 'file' ? `${prefix}/${sides.name}` : '/dev/null');
+  const side = (state: FileState, prefix: string) => (state.kind === 'file' ? gitQuotedPath(`${prefix}/${sides.name}`) : '/dev/null');
   return `Binary files ${side(sides.current, 'a')} and ${side(sides.goal, 'b')} differ\n`;
 }
 

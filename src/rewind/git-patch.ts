@@ -57,3 +57,25 @@ function base85(bytes: Buffer): string {
   }
   return text;
 }
+
+const quotedEscapes: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 34: '\\"', 92: '\\\\' };
+
+/**
+ * A path as git writes it in a patch (`a/src/x.ts`): C-quoted, each byte of a
+ * control character, quote, backslash or non-ASCII character escaped, when it
+ * holds any of them (git's default `core.quotePath`). `git apply` reads a raw
+ * tab or line break as the end of the name.
+ */
+export function gitQuotedPath(prefixed: string): string {
+  const bytes = Buffer.from(prefixed, 'utf8');
+  const plain = (byte: number) => byte >= 0x20 && byte < 0x7f && byte !== 34 && byte !== 92;
+  if (bytes.every(plain)) return prefixed;
+  let quoted = '"';
+  for (const byte of bytes) quoted += plain(byte) ? String.fromCharCode(byte) : (quotedEscapes[byte] ?? `\\${byte.toString(8).padStart(3, '0')}`);
+  return `${quoted}"`;
+}
+
+/** The `---`/`+++` line of a side: git ends it with a tab when the file's name holds a space (so a tool can tell where the name ends). */
+export function gitSideLine(marker: '---' | '+++', side: string | undefined, name: string): string {
+  return side === undefined ? `${marker} /dev/null\n` : `${marker} ${gitQuotedPath(`${side}/${name}`)}${name.includes(' ') ? '\t' : ''}\n`;
+}

@@ -130,7 +130,7 @@ describe('diffFiles(id) lists what a rewind would change, file by file', () => {
     expect(diff!.patch!.split('\n').filter((line) => line.startsWith('+const')).length).toBe(10_000);
   });
 
-  it('compares bytes, and shows text as UTF-8', async () => {
+  it('compares bytes, shows UTF-8 text as text, and text that is not UTF-8 as binary, as its bytes would not survive a patch', async () => {
     const project = tempProject();
     project.write('menu.txt', 'café\n');
     project.write('legacy.txt', Buffer.from('caf\xe9\n', 'latin1'));
@@ -144,8 +144,13 @@ describe('diffFiles(id) lists what a rewind would change, file by file', () => {
     const diffs = changes(await manager.diffFiles(turn));
 
     expect(diffs.find((diff) => diff.path.endsWith('menu.txt'))!.patch).toContain('-crème\n+café\n');
-    // Two different invalid UTF-8 lines still count as a change; each shows as U+FFFD.
-    expect(diffs.find((diff) => diff.path.endsWith('legacy.txt'))).toMatchObject({ insertions: 1, deletions: 1, patch: expect.stringContaining('-caf\ufffd\n+caf\ufffd\n') });
+    // Two different invalid UTF-8 lines still count as a change, and the patch cannot carry them as text.
+    expect(diffs.find((diff) => diff.path.endsWith('legacy.txt'))).toMatchObject({
+      insertions: 1,
+      deletions: 1,
+      binary: true,
+      patch: expect.stringContaining('Binary files a/legacy.txt and b/legacy.txt differ\n'),
+    });
   });
 
   it('lists the files a rewind would leave alone, with the reason', async () => {

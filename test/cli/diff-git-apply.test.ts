@@ -141,4 +141,65 @@ describe('rewindable diff output is a patch git applies whole', () => {
     expect(git(copy, ['apply', ours]).status).not.toBe(0);
     expect(snapshotTree(copy)).toEqual(before);
   });
+
+  it('quotes names as git does (a tab, a line break, a quote, non-ASCII) and ends the --- and +++ lines of a name with a space with a tab', async () => {
+    const project = tempProject();
+    const names = ['x y.txt', 't\tab.txt', 'q"uote.txt', 'ünï.txt', 'sp ü.txt'];
+    for (const name of names) project.write(name, `${name} before\n`);
+    const atCheckpoint = path.join(project.outside, 'at-checkpoint');
+    fs.cpSync(project.root, atCheckpoint, { recursive: true });
+    const manager = await project.open();
+    const checkpoint = await manager.checkpoint(newId());
+    for (const name of [...names, 'new\nline.txt', 'new file.txt']) await manager.trackEdit(name);
+    for (const name of names.slice(0, 3)) project.write(name, `${name} after\n`);
+    fs.rmSync(project.file('ünï.txt'));
+    project.write('new\nline.txt', 'created\n');
+    project.write('new file.txt', 'created\n');
+    await manager.close();
+
+    const run = await runCli(cli, ['diff', checkpoint, '--store', project.store], { cwd: project.root });
+
+    expect(run.code).toBe(0);
+    expect(patchesOf(run.stdout)).toBe(gitDiff(project.outside, project.root, atCheckpoint));
+    expect(run.stdout).toContain('diff --git "a/t\\tab.txt" "b/t\\tab.txt"\n');
+    expect(run.stdout).toContain('--- a/x y.txt\t\n');
+    const copy = path.join(project.outside, 'now');
+    fs.cpSync(project.root, copy, { recursive: true });
+    const patch = path.join(project.outside, 'rewind.patch');
+    fs.writeFileSync(patch, run.stdout);
+    expect(git(copy, ['apply', patch])).toMatchObject({ status: 0, stderr: '' });
+    expect(snapshotTree(copy)).toEqual(snapshotTree(atCheckpoint));
+  });
+
+  it('lists a file it makes no patch for as a comment git apply skips, and carries text that is not UTF-8 as binary, so the rest applies', async () => {
+    const project = tempProject();
+    const big = 'a line of a large generated file\n'.repeat(40_000); // 1.3 MB: over the 1 MiB a patch is made for
+    project.write('big.txt', big);
+    project.write('small.txt', 'small before\n');
+    project.write('latin1.txt', Buffer.from('caf\xe9\n', 'latin1'));
+    const atCheckpoint = path.join(project.outside, 'at-checkpoint');
+    fs.cpSync(project.root, atCheckpoint, { recursive: true });
+    const manager = await project.open();
+    const checkpoint = await manager.checkpoint(newId());
+    for (const name of ['big.txt', 'small.txt', 'latin1.txt']) await manager.trackEdit(name);
+    project.write('big.txt', big.replace('a line', 'one line'));
+    project.write('small.txt', 'small after\n');
+    project.write('latin1.txt', Buffer.from('caf\xe8\n', 'latin1'));
+    await manager.close();
+
+    const run = await runCli(cli, ['diff', checkpoint, '--binary', '--store', project.store], { cwd: project.root });
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^# no patch for big\.txt: /m);
+    expect(run.stdout).not.toContain('diff --git a/big.txt');
+    const copy = path.join(project.outside, 'now');
+    fs.cpSync(project.root, copy, { recursive: true });
+    const patch = path.join(project.outside, 'rewind.patch');
+    fs.writeFileSync(patch, run.stdout);
+    expect(git(copy, ['apply', patch])).toMatchObject({ status: 0, stderr: '' });
+    expect(fs.readFileSync(path.join(copy, 'small.txt'), 'utf8')).toBe('small before\n');
+    expect(fs.readFileSync(path.join(copy, 'latin1.txt'))).toEqual(Buffer.from('caf\xe9\n', 'latin1'));
+    expect(fs.readFileSync(path.join(copy, 'big.txt'), 'utf8')).toBe(big.replace('a line', 'one line')); // left as it is, as the comment says
+  });
 });
+

@@ -64,6 +64,17 @@ describe('ids may be shortened to a unique prefix of 4 characters or more', () =
     expect(notHex.stderr).toContain('error: "latest" is not a valid session id');
   });
 
+  it('refuses, with INVALID_ID, hex that cannot start a UUID: a hyphen out of place, or none where the UUID has one', async () => {
+    const project = tempProject();
+    const { checkpoint } = await oneTurn(project);
+
+    for (const typed of [`${checkpoint.slice(0, 4)}-${checkpoint.slice(4, 8)}`, checkpoint.slice(0, 8) + checkpoint.slice(9, 13)]) {
+      const run = await runCli(cli, ['diff', typed, '--store', project.store, '--json'], { cwd: project.root });
+      expect(run.code, typed).toBe(1);
+      expect(errorOutputSchema.parse(JSON.parse(run.stdout)).error.code, typed).toBe('INVALID_ID');
+    }
+  });
+
   it('names the candidates of an ambiguous session prefix, as git does, and exits with 2', async () => {
     const project = tempProject();
     const one = await oneTurn(project, { sessionId: idStartingWith('abcd1') });

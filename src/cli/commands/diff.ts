@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { isInside } from '../../paths.js';
 import type { FileChangeDiff, FileDiff } from '../../rewind/diff.js';
+import { gitQuotedPath } from '../../rewind/git-patch.js';
 import { flagValue, stringValue, type Command, type Invocation } from '../command.js';
 import { namesSession } from '../find-session.js';
 import { ExitCode } from '../exit-codes.js';
@@ -93,14 +94,15 @@ function printDiffs(out: Output, output: DiffOutput): void {
     return;
   }
   for (const file of changes) {
-    const name = displayPath(file.path, output.cwd);
+    // Quoted as git quotes names, so a line break in one cannot start a line `git apply` would read.
+    const name = gitQuotedPath(displayPath(file.path, output.cwd));
     if (file.conflict) out.line(style.yellow(`# ${name} changed since the agent last wrote it: a rewind discards that edit`));
     if (file.patch !== undefined) {
       for (const line of file.patch.replace(/\n$/, '').split('\n')) out.line(colorPatchLine(out, line));
       continue;
     }
-    out.line(style.bold(`diff --git a/${name} b/${name}`));
-    out.line(style.dim(`# no patch: ${whyNoPatch(file)}; a rewind would ${file.action} it (+${file.insertions} -${file.deletions})`));
+    // A comment line only: a `diff --git` header with no patch after it would make `git apply` refuse the whole diff.
+    out.line(style.dim(`# no patch for ${name}: ${whyNoPatch(file)}; a rewind would ${file.action} it (+${file.insertions} -${file.deletions})`));
   }
   if (skipped.length > 0) {
     out.line();
