@@ -3,7 +3,7 @@ import { noFollow } from '../fs/pinned-directory.js';
 import { modifiedNear, statSignature, wallClockNs } from '../fs/stat-signature.js';
 import type { ScanBackupsRecord } from '../schemas.js';
 import type { BlobBatch } from '../store/blob-batch.js';
-import { sha256 } from '../store/session-log.js';
+import { sha256 } from '../hash.js';
 import type { Session } from '../session/session.js';
 import { now } from '../session/clock.js';
 import type { ScopeEntry } from './walk-scope.js';

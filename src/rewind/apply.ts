@@ -10,7 +10,8 @@ import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/
 import type { Observation, RewindAction } from '../schemas.js';
 import { isConfined, type PathScope } from '../paths.js';
 import { sameState } from '../session/session-state.js';
-import { sha256, type BlobRead } from '../store/session-log.js';
+import { type BlobRead } from '../store/session-log.js';
+import { sha256 } from '../hash.js';
 import { removeEmptyDirectories } from './created-directories.js';
 import type { LineStatsCache } from './stats-cache.js';
 import { countChange, leftAlone, measureChange, recallStats, refuseStoredPath, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';

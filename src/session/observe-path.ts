@@ -6,7 +6,7 @@ import { inspectPath } from '../fs/inspect-path.js';
 import { unchangedSinceSeen } from '../fs/glance-many.js';
 import { isUnchangedSince, observe, stillAsSeen, trustedSignature } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
-import { sha256 } from '../store/session-log.js';
+import { sha256 } from '../hash.js';
 
 export interface ObservedPath {
   state: FileState;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { fileTypeOf } from '../fs/inspect-path.js';
 import type { FileState, Observation, WriteRecord } from '../schemas.js';
-import { sha256 } from '../store/session-log.js';
+import { sha256 } from '../hash.js';
 import { now } from './clock.js';
 import { observePath } from './observe-path.js';
 import type { Session } from './session.js';

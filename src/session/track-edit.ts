@@ -1,7 +1,7 @@
 import { fileIoError, RewindableError, RewindableErrorCode } from '../errors.js';
 import { inspectPath } from '../fs/inspect-path.js';
 import type { FileState, LogRecord, TrackRecord } from '../schemas.js';
-import { sha256 } from '../store/session-log.js';
+import { sha256 } from '../hash.js';
 import { now } from './clock.js';
 import { observePath, type ObservedPath } from './observe-path.js';
 import { writeRecord } from './record-write.js';

@@ -1,4 +1,4 @@
-import crypto from 'node:crypto';
+import { sha256 } from '../hash.js';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
 import { knownRecordTypes, logRecordSchema, type LogRecord } from '../schemas.js';
 import type { AppendOptions, BlobWrite, SessionKey, StorageAdapter, StoreEntry } from './storage-adapter.js';
@@ -104,11 +104,6 @@ export class SessionLog {
 /** An error from the operating system (it has an errno code and a syscall), as opposed to damaged content. */
 function isSystemError(error: unknown): boolean {
   return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string';
-}
-
-export function sha256(bytes: Uint8Array): string {
-  // One call with no Hash object to create and finish: a tracked Edit hashes twice, a scan thousands of times.
-  return crypto.hash('sha256', bytes, 'hex');
 }
 
 /** Hashes of the backups a record names. */

@@ -3,7 +3,7 @@ import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { prepareAtomicWrite, type PreparedWrite } from '../fs/atomic-write.js';
 import { observe } from '../fs/stat-signature.js';
 import type { ObservedPath } from '../session/observe-path.js';
-import { sha256 } from '../store/session-log.js';
+import { sha256 } from '../hash.js';
 import type { TargetFile } from './target-file.js';
 import { asToolError, toolFailed } from './tool-errors.js';
 import { reportWarning, writeNotRecorded, type WriteWarningHandler } from './tool-warnings.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointManager, encodeProjectKey } from '../../src/index.js';
 import { BlobPack } from '../../src/store/filesystem/blob-pack.js';
-import { sha256 } from '../../src/store/session-log.js';
+import { sha256 } from '../../src/hash.js';
 import { createSandbox, type Sandbox } from './helpers/sandbox.js';
 
 /**

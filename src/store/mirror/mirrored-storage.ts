@@ -1,6 +1,6 @@
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { SerialQueue } from '../../util/serial-queue.js';
-import { sha256 } from '../session-log.js';
+import { sha256 } from '../../hash.js';
 import type { SessionKey, StorageAdapter, StoreEntry, StoredSessionInfo } from '../storage-adapter.js';
 import { compareLogs } from './log-comparison.js';
 import { divergedError, flushTimeoutError, remoteUnreadable } from './mirror-errors.js';

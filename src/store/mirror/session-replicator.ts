@@ -1,6 +1,6 @@
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import type { SerialQueue } from '../../util/serial-queue.js';
-import { sha256 } from '../session-log.js';
+import { sha256 } from '../../hash.js';
 import type { BlobWrite, SessionKey, StorageAdapter, StoreEntry } from '../storage-adapter.js';
 import { blobsNamedByEntries, compareLogs } from './log-comparison.js';
 import { divergedError, remoteHeldError } from './mirror-errors.js';
