@@ -56,6 +56,11 @@ describe('the lock of a session in PostgreSQL', () => {
       expect(await otherProcess.send({ do: 'close' })).toEqual({ closed: true });
       network.restore();
       await expect(stale.checkpoint(randomUUID())).rejects.toMatchObject({ code: 'SESSION_LOCKED', details: { reason: 'lock-lost' } });
+      // Superseded, it never tries to take the lock again: a retry still scheduled from the outage would hold the
+      // lock for a moment, long enough for the reopen below to find the session locked. Its longest wait is 2 s.
+      const connectionsWhenSuperseded = network.connections;
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(network.connections).toBe(connectionsWhenSuperseded);
 
       // As the error says: reopen the session. The new manager holds it; the stale one still writes nothing.
       const reopened = await CheckpointManager.open({ cwd: project.root, storage, resume: stale.sessionId, durability: 'none' });

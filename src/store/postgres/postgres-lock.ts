@@ -109,7 +109,9 @@ export async function acquireWriterLock(
 
   /** The lost lock, taken again by one attempt at a time (the background one and a write's share it). */
   function retakeNow(): Promise<void> {
-    if (!connection.lost) return Promise.resolve();
+    // Superseded: never take the lock again, not even for a moment (the new holder's reopen would find it taken).
+    if (superseded) return Promise.reject(supersededError(key));
+    if (released || !connection.lost) return Promise.resolve();
     retaking ??= retake().finally(() => {
       retaking = undefined;
     });
@@ -142,6 +144,8 @@ export async function acquireWriterLock(
 
   function supersede(): RewindableError {
     superseded = true;
+    clearTimeout(retakeTimer);
+    retakeTimer = undefined;
     return supersededError(key);
   }
 

@@ -8,6 +8,8 @@ export interface LossyProxy {
   /** The next COMMIT reaches the server and is applied, but the connection drops before its acknowledgement gets back. */
   dropNextCommitAcknowledgement(): void;
   readonly droppedAcknowledgements: number;
+  /** Connections the proxy has accepted and passed on to the server. */
+  readonly connections: number;
   /** The network goes down: every connection through the proxy drops, and new ones are cut at once until `restore()`. */
   cut(): void;
   restore(): void;
@@ -19,6 +21,7 @@ export async function startLossyProxy(targetPort: number): Promise<LossyProxy> {
   let armed = false;
   let dropped = 0;
   let down = false;
+  let connections = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (down) {
@@ -26,6 +29,7 @@ export async function startLossyProxy(targetPort: number): Promise<LossyProxy> {
       client.destroy();
       return;
     }
+    connections += 1;
     const upstream = net.connect(targetPort, '127.0.0.1');
     for (const socket of [client, upstream]) {
       sockets.add(socket);
@@ -54,6 +58,9 @@ export async function startLossyProxy(targetPort: number): Promise<LossyProxy> {
     },
     get droppedAcknowledgements() {
       return dropped;
+    },
+    get connections() {
+      return connections;
     },
     cut() {
       down = true;
