@@ -321,14 +321,17 @@ describe('filesystem storage: loose blobs and their collection', () => {
   it('collectGarbage never enters a linked folder of the blob store, nor removes what a link leads to', async () => {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, durability: 'none' });
-    await storage.putBlobs(key, [largeBlob()]);
+    const stored = largeBlob();
+    await storage.putBlobs(key, [stored]);
+    // A fan-out folder the stored blob did not create (its random hash has a 1 in 256 chance of starting with any).
+    const linked = stored.hash.startsWith('cd') ? 'ef' : 'cd';
     const outside = storeDirectory();
-    const victims = [path.join(outside, 'cd'.padEnd(64, '0')), path.join(outside, `${key.sessionId}.pack`)];
+    const victims = [path.join(outside, linked.padEnd(64, '0')), path.join(outside, `${key.sessionId}.pack`)];
     for (const victim of victims) {
       fs.writeFileSync(victim, 'not the store’s');
       fs.utimesSync(victim, longAgo, longAgo);
     }
-    fs.symlinkSync(outside, path.join(directory, 'blobs', 'cd'));
+    fs.symlinkSync(outside, path.join(directory, 'blobs', linked));
     fs.mkdirSync(path.join(directory, 'blobs', 'packs'), { recursive: true });
     fs.symlinkSync(outside, path.join(directory, 'blobs', 'packs', '-linked-project'));
     fs.symlinkSync(victims[0]!, path.join(directory, 'blobs', 'packs', `${randomUUID()}.pack`));
