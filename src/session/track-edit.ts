@@ -69,13 +69,14 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
 /**
  * A tracked path needs no new backup, but a write to it may still be unsafe:
  * when the latest checkpoint holds no bytes of it (it was over the cap, a
- * link, not a regular file, behind a moved directory), a write would lose
- * what it held then for good; and a caller that writes by itself (`trackEdit`,
+ * link, not a regular file, behind a moved directory) and something is there
+ * now, a write would lose what it holds for good; and a caller that writes by itself (`trackEdit`,
  * not a built-in tool, which refuses links on its own) must not write through
  * a link or a moved directory that appeared since.
  */
 function assertStillWritable(filePath: string, absolute: string, latest: FileState, maxFileBytes: number, checkNow: boolean): void {
-  if (latest.kind !== 'file' && latest.kind !== 'absent') {
+  // Gone since (a link the user deleted, say): a write now creates the file and loses nothing.
+  if (latest.kind !== 'file' && latest.kind !== 'absent' && !isAbsentNow(absolute, maxFileBytes)) {
     const what =
       latest.kind === 'too-large'
         ? `was ${latest.size} bytes, over the backup size cap of ${maxFileBytes} bytes,`
@@ -101,6 +102,14 @@ function assertStillWritable(filePath: string, absolute: string, latest: FileSta
   if (now.kind === 'symlink') assertTrackable(filePath, { kind: 'symlink' }, maxFileBytes, undefined);
   if (now.kind === 'not-regular') assertTrackable(filePath, { kind: 'not-regular', fileType: now.fileType }, maxFileBytes, undefined);
   if (now.kind === 'unsafe-parent') assertTrackable(filePath, { kind: 'unsafe-parent' }, maxFileBytes, now.reason);
+}
+
+function isAbsentNow(absolute: string, maxFileBytes: number): boolean {
+  try {
+    return inspectPath(absolute, { maxBytes: maxFileBytes, read: false }).kind === 'absent';
+  } catch (error) {
+    throw fileIoError('check', absolute, error);
+  }
 }
 
 /** trackEdit refuses what a checkpoint could never restore (SPEC 4). */

@@ -122,6 +122,22 @@ describe('the backup size cap', () => {
     await raised.close();
   });
 
+  it('a tracked file the latest checkpoint saw as a link, and that is gone since, is written again: nothing is there to lose', async () => {
+    const { manager, sandbox } = await open({});
+    const first = await manager.checkpoint();
+    await manager.tools.write({ file_path: 'b.txt', content: 'agent\n' });
+    fs.rmSync(path.join(sandbox.root, 'b.txt'));
+    fs.symlinkSync(path.join(sandbox.outside, 'canary.txt'), path.join(sandbox.root, 'b.txt'));
+    await manager.rewindFiles(first); // refuses the link; its undo point records b.txt as a link
+    fs.rmSync(path.join(sandbox.root, 'b.txt'));
+
+    await manager.tools.write({ file_path: 'b.txt', content: 'agent again\n' });
+
+    expect(fs.readFileSync(path.join(sandbox.root, 'b.txt'), 'utf8')).toBe('agent again\n');
+    await manager.rewindFiles(first);
+    expect(fs.existsSync(path.join(sandbox.root, 'b.txt'))).toBe(false);
+  });
+
   it('a tracked path that became a link since is refused by trackEdit, so a harness never writes through it', async () => {
     const { manager, sandbox, file } = await open({ 'a.txt': 'a\n' });
     await manager.checkpoint();
