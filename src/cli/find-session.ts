@@ -131,6 +131,16 @@ async function storedSessions(
  * store (its sessions' logs say it is, since the store's names are lossy).
  */
 export async function enclosingProject(storeDir: string, start: string): Promise<string | undefined> {
+  const storage = filesystemStorage({ directory: storeDir });
+  try {
+    return (await findEnclosingProject(storage, start))?.directory;
+  } finally {
+    await storage.close();
+  }
+}
+
+/** `enclosingProject`, with the sessions stored under its key, read on the way (a checkpoint is looked for there first). */
+async function findEnclosingProject(storage: FilesystemStorage, start: string): Promise<{ directory: string; projectKey: string; sessions: StoredSession[] } | undefined> {
   let directory: string;
   try {
     directory = fs.realpathSync.native(path.resolve(start));
@@ -138,17 +148,13 @@ export async function enclosingProject(storeDir: string, start: string): Promise
   } catch {
     return undefined;
   }
-  const storage = filesystemStorage({ directory: storeDir });
-  try {
-    for (;;) {
-      const sessions = await storedSessions(storage, { projectKeys: [encodeProjectKey(directory)], wanted: () => true, skipDamaged: true });
-      if (sessions.some((session) => session.cwd === directory)) return directory;
-      const parent = path.dirname(directory);
-      if (parent === directory) return undefined;
-      directory = parent;
-    }
-  } finally {
-    await storage.close();
+  for (;;) {
+    const projectKey = encodeProjectKey(directory);
+    const sessions = await storedSessions(storage, { projectKeys: [projectKey], wanted: () => true, skipDamaged: true });
+    if (sessions.some((session) => session.cwd === directory)) return { directory, projectKey, sessions };
+    const parent = path.dirname(directory);
+    if (parent === directory) return undefined;
+    directory = parent;
   }
 }
 
@@ -242,21 +248,21 @@ export function kindOf(reason: StoredCheckpoint['reason']): string {
  */
 export async function findCheckpoint(storeDir: string, typed: string, command: string, where: { project?: string; from: string }): Promise<FoundCheckpoint> {
   const pattern = idPattern(typed, 'checkpoint id');
-  const scopes: Array<readonly string[] | undefined> = [];
-  if (where.project !== undefined) scopes.push([projectKeyOf(where.project)]);
-  else {
-    const enclosing = await enclosingProject(storeDir, where.from);
-    if (enclosing !== undefined) scopes.push([encodeProjectKey(enclosing)]);
-    scopes.push(undefined);
-  }
+  const holding = (sessions: readonly StoredSession[]) => sessions.filter((session) => session.checkpoints.some((checkpoint) => pattern.matches(checkpoint.id)));
   const storage = filesystemStorage({ directory: storeDir });
   try {
-    for (const projectKeys of scopes) {
-      const sessions = (await storedSessions(storage, { ...(projectKeys !== undefined ? { projectKeys } : {}), wanted: () => true, skipDamaged: true })).filter((session) =>
-        session.checkpoints.some((checkpoint) => pattern.matches(checkpoint.id)),
-      );
-      if (sessions.length > 0) return checkpointIn(sessions, typed, pattern, command);
+    let sessions: StoredSession[];
+    if (where.project !== undefined) sessions = holding(await storedSessions(storage, { projectKeys: [projectKeyOf(where.project)], wanted: () => true, skipDamaged: true }));
+    else {
+      // The current directory's project first, from the sessions read to find it; then every other project.
+      const enclosing = await findEnclosingProject(storage, where.from);
+      sessions = holding(enclosing?.sessions ?? []);
+      if (sessions.length === 0) {
+        const projectKeys = (await storage.listProjects().catch(asStoreError(`list the projects in the store ${storeDir}`))).filter((key) => isProjectKey(key) && key !== enclosing?.projectKey);
+        sessions = holding(await storedSessions(storage, { projectKeys, wanted: () => true, skipDamaged: true }));
+      }
     }
+    if (sessions.length > 0) return checkpointIn(sessions, typed, pattern, command);
   } finally {
     await storage.close();
   }
