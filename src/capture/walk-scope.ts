@@ -4,6 +4,7 @@ import path from 'node:path';
 import type fg from 'fast-glob';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { glanceMany } from '../fs/glance-many.js';
+import { commonJsExports } from '../util/commonjs-exports.js';
 import { modifiedNear, statSignature, wallClockNs, type StatKey } from '../fs/stat-signature.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { isInside } from '../paths.js';
@@ -185,8 +186,7 @@ let fastGlob: Promise<typeof fg> | undefined;
  * docs/packaging.md). Loaded here, a bundle that never captures never runs it.
  */
 function loadFastGlob(): Promise<typeof fg> {
-  // The CommonJS package arrives as `default` under ESM and as the module itself when bundled to CommonJS.
-  fastGlob ??= import('fast-glob').then((module) => (module as unknown as { default?: typeof fg }).default ?? (module as unknown as typeof fg));
+  fastGlob ??= import('fast-glob').then((module) => commonJsExports<typeof fg>(module));
   return fastGlob;
 }
 

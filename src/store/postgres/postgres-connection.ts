@@ -1,5 +1,6 @@
 import type * as Pg from 'pg';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
+import { commonJsExports } from '../../util/commonjs-exports.js';
 import type { PostgresPool, PostgresPoolConfig } from './postgres-driver.js';
 
 export interface PoolHandle<PoolType extends PostgresPool> {
@@ -52,9 +53,7 @@ async function createPool(config: PostgresPoolConfig): Promise<PostgresPool> {
 /** The `pg` module, or a STORE_IO that says to install it (it is an optional peer dependency). */
 async function importDriver(): Promise<typeof Pg> {
   try {
-    const module = await import('pg');
-    // The CommonJS package arrives as `default` under ESM and as the module itself when bundled to CommonJS.
-    return (module as unknown as { default?: typeof module }).default ?? module;
+    return commonJsExports<typeof Pg>(await import('pg'));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
