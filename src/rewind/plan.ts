@@ -1,3 +1,4 @@
+import type { Refusal } from '../refusal.js';
 import type { FileState, RegularFileState, RewindAction } from '../schemas.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { asLastSeen, observePath, unchangedSinceLastSeen, type ObservedPath } from '../session/observe-path.js';
@@ -15,30 +16,8 @@ import type { LineStatsCache } from './stats-cache.js';
  * run is this plan and nothing more; the real run applies it.
  */
 
-/** Why a path is left alone. The first eight are the safety refusals counted in `skippedLinks`. */
-export type SkipReason =
-  | 'outside-project'
-  | 'invalid-path'
-  | 'symlink'
-  | 'hard-link'
-  | 'not-regular'
-  | 'parent-changed'
-  | 'backup-unreadable'
-  | 'target-not-restorable'
-  | 'too-large'
-  | 'conflict'
-  | 'changed-during-rewind';
-
-export const safetyRefusals: ReadonlySet<SkipReason> = new Set([
-  'outside-project',
-  'invalid-path',
-  'symlink',
-  'hard-link',
-  'not-regular',
-  'parent-changed',
-  'backup-unreadable',
-  'target-not-restorable',
-]);
+/** Why a path is left alone (see refusal.ts). */
+export type SkipReason = Refusal;
 
 export interface SkippedPath {
   path: string;

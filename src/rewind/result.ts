@@ -1,5 +1,6 @@
 import type { RewindAction } from '../schemas.js';
-import { safetyRefusals, type PlannedChange, type SkippedPath } from './plan.js';
+import { safetyRefusals } from '../refusal.js';
+import type { PlannedChange, SkippedPath } from './plan.js';
 
 /** One file a rewind changes (or would change). */
 export interface RewindFileChange {
