@@ -23,7 +23,8 @@ export type FileType = z.infer<typeof fileTypeSchema>;
 
 /**
  * What a tracked path was at some moment. Only `file` and `absent` can be
- * restored; every other kind is a state we refuse to recreate (SPEC 4, 5.4).
+ * restored; every other kind is a state a rewind never recreates: a link or
+ * a special file would be written through, and an oversized file has no backup.
  */
 export const fileStateSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('absent') }),

@@ -271,7 +271,11 @@ export class SessionState {
     if (!call.files.includes(file)) call.files.push(file);
   }
 
-  /** SPEC 5.1: the version a checkpoint holds for a path, or the path's first backup if it was tracked later. */
+  /**
+   * The version a checkpoint holds for a path, or the path's first backup if
+   * it was tracked later: a rewind puts a file first touched after the
+   * checkpoint back as it was before the agent touched it.
+   */
   versionAt(tracked: TrackedPath, checkpointIndex: number): PathVersion {
     let chosen = tracked.versions[0]!;
     for (const version of tracked.versions) {

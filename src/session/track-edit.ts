@@ -112,7 +112,7 @@ function isAbsentNow(absolute: string, maxFileBytes: number): boolean {
   }
 }
 
-/** trackEdit refuses what a checkpoint could never restore (SPEC 4). */
+/** trackEdit refuses what a checkpoint could never restore: links, special files, files over the size cap. */
 function assertTrackable(filePath: string, state: FileState, maxFileBytes: number, reason: string | undefined): void {
   switch (state.kind) {
     case 'file':
