@@ -29,11 +29,11 @@ import { checkpointNotFoundMessage, findCheckpoint } from './session/find-checkp
 import { listSessions } from './session/list-sessions.js';
 import { recordToolWrite, type RecordWriteOptions } from './session/record-write.js';
 import { Session, type SessionOpenOptions } from './session/session.js';
-import type { ObservedPath } from './session/observe-path.js';
-import { trackFirstBackup, type IntendedWrite } from './session/track-edit.js';
+import { trackFirstBackup } from './session/track-edit.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
 import { createTools, type ManagerTools } from './tools/index.js';
+import { toolPort, type TrackedWritePort } from './tools/manager-port.js';
 import { SerialQueue } from './util/serial-queue.js';
 
 export { checkpointNotFoundMessage };
@@ -110,6 +110,8 @@ export class CheckpointManager {
     this.captureScope = resolveCapture(this.options.capture, this.options.root, this.scope.storeDirectory);
     this.opening = this.openSession();
     this.opening.catch(() => {}); // surfaced by the first call, never as an unhandled rejection
+    // Non-enumerable and not declared: the built-in tools' way in, not part of the manager's public surface.
+    Object.defineProperty(this, toolPort, { value: this.trackedWritePort() });
   }
 
   /** Creates a manager and waits until its session is open (errors surface here). */
@@ -256,20 +258,6 @@ export class CheckpointManager {
   }
 
   /**
-   * trackEdit for a canonical path the caller has just read through its pinned
-   * directory (the built-in tools): the backup uses that reading, which is only
-   * built (and hashed) when the path is not tracked yet. With `intended`, a
-   * first backup is recorded together with the write it is taken for; resolves
-   * to true when that happened (the caller then skips `recordWrite`).
-   * @internal
-   */
-  async trackEditRead(absolute: string, reading: () => ObservedPath, intended?: IntendedWrite): Promise<boolean> {
-    const session = await this.writableSession('trackEdit()');
-    if (session === undefined) return false;
-    return this.queue.run(() => trackFirstBackup(session, absolute, absolute, reading, intended));
-  }
-
-  /**
    * Records what a tool just wrote to a tracked file (its hash, not its
    * bytes), so a later rewind can tell the agent's writes from anyone else's
    * and report conflicts. The built-in tools and adapters call it for you.
@@ -279,27 +267,6 @@ export class CheckpointManager {
     if (session === undefined) return;
     const absolute = canonicalPath(filePath, this.scope);
     await this.queue.run(() => recordToolWrite(session, absolute, details));
-  }
-
-  /**
-   * recordWrite for a canonical path (the built-in tools).
-   * @internal
-   */
-  async recordWriteResolved(absolute: string, details: RecordWriteOptions): Promise<void> {
-    const session = await this.writableSession('recordWrite()');
-    if (session === undefined) return;
-    await this.queue.run(() => recordToolWrite(session, absolute, details));
-  }
-
-  /**
-   * Whether reopening the session sweeps `directory` (canonical) for the
-   * temporary files of writes cut short: it holds a tracked path. A tool
-   * writes its temporary file before its backup is stored only there.
-   * @internal
-   */
-  async sweepsOnReopen(directory: string): Promise<boolean> {
-    const session = await this.session();
-    return session === undefined || session.state.directoriesOfPaths.has(directory);
   }
 
   /**
@@ -493,6 +460,27 @@ export class CheckpointManager {
     const target = await findCheckpoint(session, userMessageId);
     const toolCalls = session.state.toolCallsTakenBack(target.index); // before the rewind: its end record changes them
     return withToolCallIds(await (options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts)), toolCalls);
+  }
+
+  /** What the built-in tools need beyond the public methods (see tools/manager-port.ts). */
+  private trackedWritePort(): TrackedWritePort {
+    return {
+      trackRead: async (absolute, reading, intended) => {
+        const session = await this.writableSession('trackEdit()');
+        if (session === undefined) return false;
+        return this.queue.run(() => trackFirstBackup(session, absolute, absolute, reading, intended));
+      },
+      recordResolvedWrite: async (absolute, details) => {
+        const session = await this.writableSession('recordWrite()');
+        if (session === undefined) return;
+        await this.queue.run(() => recordToolWrite(session, absolute, details));
+      },
+      // A tool writes its temporary file before its backup is stored only where reopening sweeps for it.
+      sweepsOnReopen: async (directory) => {
+        const session = await this.session();
+        return session === undefined || session.state.directoriesOfPaths.has(directory);
+      },
+    };
   }
 
   /** The session, once open, unless it is read-only. Not an async function: a tracked Edit asks for it on every call. */

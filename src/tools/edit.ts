@@ -1,4 +1,4 @@
-import type { CheckpointManager } from '../checkpoint-manager.js';
+import type { ToolManager } from './manager-port.js';
 import { describeLineCounts, describeLines, summarizeChange, type ChangeSummary } from './change-summary.js';
 import { editInputSchema, parseToolInput, type EditInput } from './input-schemas.js';
 import { withPathLock } from './path-lock.js';
@@ -38,7 +38,7 @@ export interface EditResult extends ChangeSummary {
  * const result = await editFile(manager, { file_path: 'src/app.ts', old_string: 'port = 80', new_string: 'port = 8080' });
  * console.log(result.message); // "Updated src/app.ts: 1 replacement (+1 -1 lines)."
  */
-export async function editFile(manager: CheckpointManager, input: EditInput, context: ToolCallContext = {}): Promise<EditResult> {
+export async function editFile(manager: ToolManager, input: EditInput, context: ToolCallContext = {}): Promise<EditResult> {
   const maxContentBytes = maxContentBytesOf(context);
   const edit = parseToolInput('Edit', editInputSchema, input, { maxContentBytes, textFields: ['old_string', 'new_string'] });
   if (edit.old_string === edit.new_string) {

@@ -1,4 +1,4 @@
-import type { CheckpointManager } from '../checkpoint-manager.js';
+import type { ToolManager } from './manager-port.js';
 import { editFile, type EditResult } from './edit.js';
 import type { EditInput, NotebookEditInput, WriteInput } from './input-schemas.js';
 import { editNotebook, type NotebookEditResult } from './notebook-edit.js';
@@ -43,7 +43,7 @@ export interface ManagerTools {
  * const tools = createTools(manager, { maxContentBytes: 1024 * 1024 });
  * await tools.edit({ file_path: 'README.md', old_string: 'v1', new_string: 'v2' }, { toolCallId: call.id });
  */
-export function createTools(manager: CheckpointManager, defaults: ToolOptions = {}): ManagerTools {
+export function createTools(manager: ToolManager, defaults: ToolOptions = {}): ManagerTools {
   const withDefaults = (context: ToolCallContext = {}): ToolCallContext => ({
     ...context,
     maxContentBytes: context.maxContentBytes ?? defaults.maxContentBytes,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { CheckpointManager } from '../checkpoint-manager.js';
+import type { ToolManager } from './manager-port.js';
 import { notebookEditInputSchema, parseToolInput, type NotebookEditInput } from './input-schemas.js';
 import { asNotebook, cellAt, cellName, findCell, newCell, replaceCellSource } from './notebook-cells.js';
 import { parseJson, stringifyJson, type JsonObject, type JsonValue } from './notebook-json.js';
@@ -45,7 +45,7 @@ export interface NotebookEditResult {
  * await editNotebook(manager, { notebook_path: 'analysis.ipynb', cell_id: 'cell-2', new_source: 'df.describe()' });
  * await editNotebook(manager, { notebook_path: 'analysis.ipynb', edit_mode: 'insert', cell_type: 'markdown', new_source: '## Results' });
  */
-export async function editNotebook(manager: CheckpointManager, input: NotebookEditInput, context: ToolCallContext = {}): Promise<NotebookEditResult> {
+export async function editNotebook(manager: ToolManager, input: NotebookEditInput, context: ToolCallContext = {}): Promise<NotebookEditResult> {
   const maxContentBytes = maxContentBytesOf(context);
   const edit = parseToolInput('NotebookEdit', notebookEditInputSchema, input, { maxContentBytes, textFields: ['new_source'] });
   if (path.extname(edit.notebook_path).toLowerCase() !== '.ipynb') {

@@ -1,13 +1,7 @@
-import type { CheckpointManager } from '../checkpoint-manager.js';
-import { reportWarning, writeNotRecorded, type WriteWarningHandler } from './tool-warnings.js';
+import type { ToolManager } from './manager-port.js';
+import { reportWarning, writeNotRecorded, type RecordedCall, type WriteWarningHandler } from './tool-warnings.js';
 
-/** The call whose writes are recorded. */
-export interface RecordedCall {
-  /** The tool's name, recorded with each write. */
-  tool: string;
-  /** The framework's id of this tool call. */
-  toolCallId: string | undefined;
-}
+export type { RecordedCall } from './tool-warnings.js';
 
 /**
  * Records what a call that has run wrote to each of its files, with the tool
@@ -15,7 +9,7 @@ export interface RecordedCall {
  * are one warning (`onWarning`), since the call's outcome is already what it
  * is, and its files were backed up before it ran.
  */
-export async function recordCall(manager: CheckpointManager, call: RecordedCall, files: readonly string[], onWarning: WriteWarningHandler | undefined): Promise<void> {
+export async function recordCall(manager: ToolManager, call: RecordedCall, files: readonly string[], onWarning: WriteWarningHandler | undefined): Promise<void> {
   const details = { tool: call.tool, ...(call.toolCallId !== undefined ? { toolCallId: call.toolCallId } : {}) };
   const notRecorded: string[] = [];
   let cause: unknown;

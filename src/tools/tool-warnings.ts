@@ -1,4 +1,10 @@
-import type { RecordedCall } from './record-call.js';
+/** The call whose writes are recorded. */
+export interface RecordedCall {
+  /** The tool's name, recorded with each write. */
+  tool: string;
+  /** The framework's id of this tool call. */
+  toolCallId: string | undefined;
+}
 
 /**
  * A tool call that ran, whose write rewindable could not record (the store

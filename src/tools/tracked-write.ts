@@ -1,4 +1,4 @@
-import type { CheckpointManager } from '../checkpoint-manager.js';
+import { trackedWritePortOf, type ToolManager } from './manager-port.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { prepareAtomicWrite, type PreparedWrite } from '../fs/atomic-write.js';
 import { observe } from '../fs/stat-signature.js';
@@ -36,7 +36,7 @@ export interface TrackedWrite {
  * backup is stored, so the temporary file is written after it: only the
  * first write into each such directory pays for the two one after the other.
  */
-export async function writeTracked(manager: CheckpointManager, request: TrackedWrite): Promise<void> {
+export async function writeTracked(manager: ToolManager, request: TrackedWrite): Promise<void> {
   const { tool, target, bytes } = request;
   if (bytes.length > manager.maxFileBytes) {
     // A file over the cap cannot be backed up, so no rewind could restore or remove it: never create one.
@@ -52,15 +52,15 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
   let tracking: Promise<boolean>;
   if (directory === undefined) {
     // New directories are only created once the backup is taken, so a refused track leaves none behind.
-    await manager.trackEditRead(target.path, () => readingOf(target));
+    await trackedWritePortOf(manager).trackRead(target.path, () => readingOf(target));
     directory = createDirectories(tool, target);
     tracking = Promise.resolve(false);
   } else {
     // An existing file keeps its mode, so the write is known in full now: a first backup is recorded with it.
     const intended = target.existing === undefined ? undefined : { content: bytes, mode: target.existing.mode, tool, toolCallId: request.toolCallId };
-    tracking = manager.trackEditRead(target.path, () => readingOf(target), intended);
+    tracking = trackedWritePortOf(manager).trackRead(target.path, () => readingOf(target), intended);
     tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
-    if (!(await manager.sweepsOnReopen(directory.path))) await tracking;
+    if (!(await trackedWritePortOf(manager).sweepsOnReopen(directory.path))) await tracking;
   }
   let prepared: PreparedWrite;
   try {
@@ -107,9 +107,9 @@ export async function writeTracked(manager: CheckpointManager, request: TrackedW
   if (!writeRecorded) await recordWritten(manager, request);
 }
 
-async function recordWritten(manager: CheckpointManager, { tool, target, bytes, toolCallId, onWarning }: TrackedWrite): Promise<void> {
+async function recordWritten(manager: ToolManager, { tool, target, bytes, toolCallId, onWarning }: TrackedWrite): Promise<void> {
   try {
-    await manager.recordWriteResolved(target.path, { tool, content: bytes, ...(toolCallId !== undefined ? { toolCallId } : {}) });
+    await trackedWritePortOf(manager).recordResolvedWrite(target.path, { tool, content: bytes, ...(toolCallId !== undefined ? { toolCallId } : {}) });
   } catch (error) {
     reportWarning(onWarning, writeNotRecorded({ tool, toolCallId }, [target.path], error));
   }

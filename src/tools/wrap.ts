@@ -1,4 +1,4 @@
-import type { CheckpointManager } from '../checkpoint-manager.js';
+import type { ToolManager } from './manager-port.js';
 import { recordCall } from './record-call.js';
 import { invalidToolInput } from './tool-errors.js';
 import type { WriteWarningHandler } from './tool-warnings.js';
@@ -55,7 +55,7 @@ export interface TrackToolOptions<Executor extends ToolExecutor> {
  * }, { paths: ['target'] });
  * await writeConfig({ target: 'config.json', json: { debug: true } });
  */
-export function trackTool<Executor extends ToolExecutor>(manager: CheckpointManager, executor: Executor, options: TrackToolOptions<Executor>): Executor {
+export function trackTool<Executor extends ToolExecutor>(manager: ToolManager, executor: Executor, options: TrackToolOptions<Executor>): Executor {
   const tool = options.tool ?? (executor.name || 'tool');
   const tracked = async function (this: unknown, ...args: Parameters<Executor>): Promise<unknown> {
     const files = [...new Set(selectPaths(tool, options.paths as LoosePathSelector, args[0]).map((file) => manager.resolvePath(file)))];

@@ -1,4 +1,4 @@
-import type { CheckpointManager } from '../checkpoint-manager.js';
+import type { ToolManager } from './manager-port.js';
 import { describeLineCounts, describeLines, summarizeChange, type ChangeSummary } from './change-summary.js';
 import { parseToolInput, writeInputSchema, type WriteInput } from './input-schemas.js';
 import { withPathLock } from './path-lock.js';
@@ -27,7 +27,7 @@ export interface WriteResult extends ChangeSummary {
  * const result = await writeFile(manager, { file_path: 'src/hello.ts', content: 'export {};\n' });
  * // result.type === 'create'
  */
-export async function writeFile(manager: CheckpointManager, input: WriteInput, context: ToolCallContext = {}): Promise<WriteResult> {
+export async function writeFile(manager: ToolManager, input: WriteInput, context: ToolCallContext = {}): Promise<WriteResult> {
   const maxContentBytes = maxContentBytesOf(context);
   const { file_path, content } = parseToolInput('Write', writeInputSchema, input, { maxContentBytes, textFields: ['content'] });
   const filePath = manager.resolvePath(file_path);
