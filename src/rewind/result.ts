@@ -1,5 +1,5 @@
 import type { RewindAction } from '../schemas.js';
-import { safetyRefusals } from '../refusal.js';
+import { safetyRefusals, type Refusal } from '../refusal.js';
 import type { PlannedChange, SkippedPath } from './plan.js';
 
 /** One file a rewind changes (or would change). */
@@ -38,6 +38,12 @@ export interface RewindFilesResult {
   deletions?: number;
   /** Tracked paths refused for safety: links, hard links, non-regular files, moved parents, unreadable backups. */
   skippedLinks?: number;
+  /**
+   * `skipped` counted by reason, every reason that occurs (safety refusals,
+   * conflicts, too-large files...). `skippedLinks` keeps the Claude SDK's
+   * meaning; this tells its causes apart. Reasons with no path are absent.
+   */
+  skippedByReason?: Partial<Record<Refusal, number>>;
   /** Per-file detail of `filesChanged`. */
   files?: RewindFileChange[];
   /** Every path left alone, with the reason. */
@@ -70,6 +76,8 @@ export function summarize(changes: readonly PlannedChange[], skipped: readonly S
       toolCallIds: [], // from the session's records, by `withToolCallIds`
     }),
   );
+  const skippedByReason: Partial<Record<Refusal, number>> = {};
+  for (const entry of skipped) skippedByReason[entry.reason] = (skippedByReason[entry.reason] ?? 0) + 1;
   return {
     canRewind: true,
     dryRun,
@@ -77,6 +85,7 @@ export function summarize(changes: readonly PlannedChange[], skipped: readonly S
     insertions: files.reduce((sum, file) => sum + file.insertions, 0),
     deletions: files.reduce((sum, file) => sum + file.deletions, 0),
     skippedLinks: skipped.filter((entry) => safetyRefusals.has(entry.reason)).length,
+    skippedByReason,
     files,
     // In path order, as the dry run lists them: a real run finds some only as it applies the changes.
     skipped: [...skipped].sort(byPath),

@@ -58,6 +58,26 @@ describe('safety refusals', () => {
     expect(fs.readFileSync(path.join(setup.project.outside, 'canary.txt'), 'utf8')).toBe('canary\n');
   });
 
+  it('counts every path left alone by its reason, beside skippedLinks', async () => {
+    const setup = await trackedSession({ 'link.txt': 'l\n', 'hard.txt': 'h\n', 'edited.txt': 'e0\n', 'plain.txt': 'p0\n' });
+    fs.rmSync(setup.project.file('link.txt'));
+    fs.symlinkSync(path.join(setup.project.outside, 'canary.txt'), setup.project.file('link.txt'));
+    fs.rmSync(setup.project.file('hard.txt'));
+    fs.linkSync(path.join(setup.project.outside, 'canary.txt'), setup.project.file('hard.txt'));
+    for (const name of ['edited.txt', 'plain.txt']) await setup.manager.tools.write({ file_path: name, content: 'written by a tool\n' });
+    setup.project.write('edited.txt', 'edited by someone else\n'); // after the tool: a conflict
+
+    const preview = await setup.manager.rewindFiles(setup.turn, { dryRun: true, skipConflicts: true });
+    const real = await setup.manager.rewindFiles(setup.turn, { skipConflicts: true });
+    for (const result of [preview, real]) {
+      expect(result.skippedLinks).toBe(2);
+      expect(result.skippedByReason).toEqual({ symlink: 1, 'hard-link': 1, conflict: 1 });
+      expect(result.filesChanged).toEqual([setup.project.file('plain.txt')]);
+    }
+    expect(setup.project.read('edited.txt').toString()).toBe('edited by someone else\n');
+    expect(snapshotTree(setup.project.outside)).toEqual(setup.outsideBefore);
+  });
+
   it('refuses a FIFO and a directory in place of a tracked file, without blocking', async () => {
     const setup = await trackedSession({ 'pipe': 'was a file\n', 'dir': 'was a file\n' });
     fs.rmSync(setup.project.file('pipe'));
