@@ -49,6 +49,7 @@ export type {
   PathSelector,
   ToolCallContext,
   ToolExecutor,
+  ToolManager,
   ToolOptions,
   TrackToolOptions,
   WriteInput,

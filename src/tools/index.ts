@@ -11,6 +11,7 @@ export { editNotebook, type NotebookEditResult } from './notebook-edit.js';
 export { writeFile, type WriteResult } from './write.js';
 export { trackTool, type PathField, type PathSelector, type ToolExecutor, type TrackToolOptions } from './wrap.js';
 export type { ChangeSummary } from './change-summary.js';
+export type { ToolManager } from './manager-port.js';
 export type { ToolCallContext, ToolOptions } from './tool-context.js';
 export type { WriteNotRecordedWarning, WriteWarningHandler } from './tool-warnings.js';
 export {

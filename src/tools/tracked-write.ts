@@ -1,4 +1,4 @@
-import { trackedWritePortOf, type ToolManager } from './manager-port.js';
+import { trackedWritePortOf, type ToolManager, type TrackedWritePort } from './manager-port.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { prepareAtomicWrite, type PreparedWrite } from '../fs/atomic-write.js';
 import { observe } from '../fs/stat-signature.js';
@@ -38,6 +38,7 @@ export interface TrackedWrite {
  */
 export async function writeTracked(manager: ToolManager, request: TrackedWrite): Promise<void> {
   const { tool, target, bytes } = request;
+  const port = trackedWritePortOf(manager);
   if (bytes.length > manager.maxFileBytes) {
     // A file over the cap cannot be backed up, so no rewind could restore or remove it: never create one.
     throw new RewindableError(
@@ -52,15 +53,15 @@ export async function writeTracked(manager: ToolManager, request: TrackedWrite):
   let tracking: Promise<boolean>;
   if (directory === undefined) {
     // New directories are only created once the backup is taken, so a refused track leaves none behind.
-    await trackedWritePortOf(manager).trackRead(target.path, () => readingOf(target));
+    await port.trackRead(target.path, () => readingOf(target));
     directory = createDirectories(tool, target);
     tracking = Promise.resolve(false);
   } else {
     // An existing file keeps its mode, so the write is known in full now: a first backup is recorded with it.
     const intended = target.existing === undefined ? undefined : { content: bytes, mode: target.existing.mode, tool, toolCallId: request.toolCallId };
-    tracking = trackedWritePortOf(manager).trackRead(target.path, () => readingOf(target), intended);
+    tracking = port.trackRead(target.path, () => readingOf(target), intended);
     tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
-    if (!(await trackedWritePortOf(manager).sweepsOnReopen(directory.path))) await tracking;
+    if (!(await port.sweepsOnReopen(directory.path))) await tracking;
   }
   let prepared: PreparedWrite;
   try {
@@ -104,12 +105,12 @@ export async function writeTracked(manager: ToolManager, request: TrackedWrite):
       throw toolFailed(tool, `${target.path} was written, but its directory could not be flushed to disk (${reason}); the change may not survive a power cut.`, { path: target.path }, error);
     }
   }
-  if (!writeRecorded) await recordWritten(manager, request);
+  if (!writeRecorded) await recordWritten(port, request);
 }
 
-async function recordWritten(manager: ToolManager, { tool, target, bytes, toolCallId, onWarning }: TrackedWrite): Promise<void> {
+async function recordWritten(port: TrackedWritePort, { tool, target, bytes, toolCallId, onWarning }: TrackedWrite): Promise<void> {
   try {
-    await trackedWritePortOf(manager).recordResolvedWrite(target.path, { tool, content: bytes, ...(toolCallId !== undefined ? { toolCallId } : {}) });
+    await port.recordResolvedWrite(target.path, { tool, content: bytes, ...(toolCallId !== undefined ? { toolCallId } : {}) });
   } catch (error) {
     reportWarning(onWarning, writeNotRecorded({ tool, toolCallId }, [target.path], error));
   }

@@ -29,6 +29,26 @@ describe('Write { file_path, content }', () => {
     expect(project.exists('src/deep/new.ts')).toBe(false);
   });
 
+  it('refuses, with a typed error and the file untouched, an object that only copies a manager\'s public methods', async () => {
+    const { project, manager } = await toolSession();
+    project.write('kept.txt', 'as it was\n');
+    const lookalike = {
+      root: manager.root,
+      maxFileBytes: manager.maxFileBytes,
+      durability: manager.durability,
+      resolvePath: (file: string) => manager.resolvePath(file),
+      trackEdit: (file: string) => manager.trackEdit(file),
+      recordWrite: (file: string) => manager.recordWrite(file),
+    };
+
+    await expect(writeFile(lookalike, { file_path: 'kept.txt', content: 'replaced\n' })).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      message: 'The built-in tools need a CheckpointManager: pass the manager itself, not another object with its methods.',
+    });
+    expect(project.read('kept.txt').toString()).toBe('as it was\n');
+    expect(fs.readdirSync(project.root)).toEqual(['kept.txt']);
+  });
+
   it('overwrites a file, keeping its mode, and reports the change as a patch', async () => {
     const { project, manager, turn } = await toolSession();
     project.write('run.sh', '#!/bin/sh\necho one\necho two\n', 0o750);
