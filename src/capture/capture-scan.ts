@@ -3,7 +3,8 @@ import { isUnchangedSince, sameStatKey, statKeyOf, statSignature, wallClockNs } 
 import { fromStoredPath } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
-import type { ScopeIndex, Session } from '../session/session.js';
+import type { Session } from '../session/session.js';
+import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import { walkScope, type ScopeWalk } from './walk-scope.js';
@@ -47,7 +48,7 @@ export interface CommandChanges {
  */
 export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture): Promise<ScanReport> {
   const startedAtNs = wallClockNs();
-  const previous = session.scopeIndex;
+  const previous = scopeIndexOf(session);
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
   // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
   const walk = await walkScope(session.root, capture, previous?.walk, (absolute, key) => {
@@ -100,7 +101,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   // bundles, which a rewind inflates whole at less cost than a copy of each file.
   if (deletedContent.length <= fewDeletions) session.expectReads(deletedContent);
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
-  session.scopeIndex = nextIndex(session, walk, previous);
+  keepScopeIndex(session, nextIndex(session, walk, previous));
   return report;
 }
 
@@ -139,7 +140,7 @@ export interface ScopeSnapshot {
  */
 export async function snapshotScope(session: Session, capture: ResolvedCapture): Promise<ScopeSnapshot> {
   const startedAtNs = wallClockNs();
-  const walk = await walkScope(session.root, capture, session.scopeIndex?.walk);
+  const walk = await walkScope(session.root, capture, scopeIndexOf(session)?.walk);
   const current = session.state.latestCheckpoint!;
   const batch = session.newBlobBatch();
   const rules = rulesOf(capture, walk);
@@ -170,7 +171,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
 function previousScan(session: Session): PreviousScan | undefined {
   const { lastScanStartedAtNs, lastScanRules, lastScanLeftOut } = session.state;
   if (lastScanStartedAtNs === undefined) return undefined;
-  return { startedAtNs: lastScanStartedAtNs, rules: lastScanRules, leftOut: lastScanLeftOut, ignored: session.scopeIndex?.walk.ignored };
+  return { startedAtNs: lastScanStartedAtNs, rules: lastScanRules, leftOut: lastScanLeftOut, ignored: scopeIndexOf(session)?.walk.ignored };
 }
 
 /** Identifies the scope's rules: the options that shape it, and the `.gitignore` files in force (by stat signature). */

@@ -2,8 +2,7 @@ import type fs from 'node:fs';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../errors.js';
 import { sweepTemporaryFiles } from '../fs/atomic-write.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
-import type { PreviousWalk } from '../capture/walk-scope.js';
-import { isUnchangedSince, type StatKey } from '../fs/stat-signature.js';
+import { isUnchangedSince } from '../fs/stat-signature.js';
 import { encodeProjectKey, toStoredPath } from '../paths.js';
 import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
 import { BlobBatch } from '../store/blob-batch.js';
@@ -14,18 +13,6 @@ import { thisHost } from './host.js';
 import { observePath, type ObservedPath } from './observe-path.js';
 import { relocateSession } from './relocate-session.js';
 import { sameState, SessionState, type SessionConfinement, type TrackedPath } from './session-state.js';
-
-/** What the capture scope's last scan found (kept in memory only). */
-export interface ScopeIndex {
-  /**
-   * Per file: its stat at the last scan, and whether its content was then
-   * its latest backup. Only clean files are compared, and a clean file's
-   * signature passed the racy rule: numbers are exact enough (see `isUnchangedSinceByKey`).
-   */
-  files: Map<string, { key: StatKey; clean: boolean }>;
-  /** The walk's verdicts, reused while the ignore rules are the same. */
-  walk: PreviousWalk;
-}
 
 export interface SessionOpenOptions {
   storage: StorageAdapter;
@@ -57,8 +44,6 @@ export class Session {
   /** Backups this session's records name (so the same content is never stored twice). */
   private readonly storedBlobs = new Set<string>();
   private headerWritten = false;
-  /** The capture scope's last scan, kept in memory only (a resumed session scans afresh). */
-  scopeIndex: ScopeIndex | undefined;
   private readonly forkedFrom: SessionOpenOptions['forkedFrom'];
 
   private constructor(
