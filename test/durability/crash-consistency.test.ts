@@ -193,11 +193,17 @@ describe('crash consistency (SIGKILL at deterministic kill points)', () => {
 
   it('durability none survives a killed process the same way', async () => {
     const points = killPoints('none', 12);
+    expect(points.length).toBeGreaterThanOrEqual(15);
     const outcomes: string[] = [];
     await forEachLimited(points, 2, async (killAt) => {
       outcomes.push(await killAndCheck('none', killAt));
     });
-    console.info(`crash sweep, durability none: ${points.length} kill points`, tally(outcomes));
+    // A sweep whose kills all land between steps, or past the end, proves nothing about rollback. Of 18
+    // points, 11 land inside a rewind; the racy rule can move a point by a call or two, hence the margin.
+    const counts = tally(outcomes);
+    expect(counts['rolled-back'] ?? 0).toBeGreaterThanOrEqual(6);
+    expect(counts['past-the-end'] ?? 0).toBeLessThanOrEqual(1);
+    console.info(`crash sweep, durability none: ${points.length} kill points`, counts);
   }, 120_000);
 
   it('a crash while reopening recovers a crashed rewind (kill during the rollback), at every other call of the recovery', async () => {
