@@ -57,7 +57,7 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
   {
     report: 'rewind',
     text:
-      'Rewind of 1,000 files against `git checkout`: rewindable replaces each file atomically, a temporary file renamed over the old one, so a reader or a crash sees the old bytes or the new ones, never a mix (SPEC 5.3); `git checkout` unlinks each file and creates it again (strace: `lstat`, `unlink`, `open` with `O_EXCL`, `write`), which a crash can leave empty or half-written. ' +
+      'Rewind of 1,000 files against `git checkout`: rewindable replaces each file atomically, a temporary file renamed over the old one, so a reader or a crash sees the old bytes or the new ones, never a mix; `git checkout` unlinks each file and creates it again (strace: `lstat`, `unlink`, `open` with `O_EXCL`, `write`), which a crash can leave empty or half-written. ' +
       'Both take a new inode per file, and on this machine\'s ext4 (no journal) that is the largest single cost: in `perf` profiles the allocator stepping over inodes freed in the last minutes (`recently_deleted` and its callers under `ext4_create`; longer while their table block is still unwritten) took 37% of the writing threads\' samples on a settled disk and more than half of the whole process\'s on a busy one. ' +
       'Renaming over an existing file also makes ext4 start writing the new file\'s data at once (`auto_da_alloc`), which git\'s create leaves to the kernel\'s flusher after it has exited. ' +
       'The writes run on four worker threads, each file checked just before its write; a file whose current bytes the plan did not read is read once, by that check, and the bytes are sent back for its line statistics. ' +

@@ -7,7 +7,7 @@ function fakeStat(mtimeNs: bigint, size = 5n): fs.BigIntStats {
   return { dev: 1n, ino: 2n, size, mode: 0o100644n, mtimeNs, ctimeNs: mtimeNs } as fs.BigIntStats;
 }
 
-/** SPEC 4: a stat shortcut that is never wrong; bytes when in doubt. */
+/** A stat shortcut that is never wrong; bytes when in doubt. */
 describe('change detection at checkpoints', () => {
   it('sees same-size rewrites made right after each checkpoint', async () => {
     const project = tempProject();

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 
-/** SPEC 5.4: links, hard links, special files and moved parents are refused, counted, never written through. */
+/** Links, hard links, special files and moved parents are refused, counted, never written through. */
 describe('safety refusals', () => {
   async function trackedSession(files: Record<string, string>, options: { ageMs?: number } = {}) {
     const project = tempProject();

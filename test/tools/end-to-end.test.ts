@@ -58,7 +58,7 @@ describe('tools over three checkpoints, then rewinds', () => {
   });
 });
 
-/** A rewind leaves directories the agent created (SPEC 5.3); every file must match exactly. */
+/** A rewind leaves directories the agent created unless it empties them; every file must match exactly. */
 function withoutCreatedDirectories(expected: Record<string, string>, actual: Record<string, string>): Record<string, string> {
   const result = { ...expected };
   for (const [key, value] of Object.entries(actual)) if (key.endsWith('/') && !(key in expected)) result[key] = value;

@@ -2,7 +2,7 @@
  * The in-memory model the property test checks the library against: what
  * each path holds, which paths are tracked with their recorded versions, the
  * checkpoints, and what the tools last wrote. It predicts rewinds from the
- * behaviour contract (SPEC 5.1, 5.4, conflicts), nothing more.
+ * behaviour contract (which state a checkpoint holds, refusals, conflicts), nothing more.
  */
 
 export type PathState = { kind: 'file'; content: string } | { kind: 'absent' } | { kind: 'link' } | { kind: 'directory' };
@@ -46,7 +46,7 @@ export function checkpoint(model: RewindModel, id: string): void {
   for (const [path, tracked] of model.tracked) tracked.versions.push({ checkpoint: model.checkpoints.length - 1, state: model.files.get(path)! });
 }
 
-/** SPEC 5.1: the state a checkpoint holds, or the first backup for a path tracked later. */
+/** The state a checkpoint holds, or the first backup for a path tracked later. */
 function versionAt(tracked: TrackedModel, index: number): PathState {
   let chosen = tracked.versions[0]!.state;
   for (const version of tracked.versions) {
@@ -65,7 +65,7 @@ export function predictRewind(model: RewindModel, index: number, skipConflicts: 
     const tracked = model.tracked.get(path)!;
     const current = model.files.get(path)!;
     const target = versionAt(tracked, index);
-    // Links and directories are left alone (SPEC 5.4), and never recreated.
+    // Links and directories are left alone, and never recreated.
     if (!restorable(current) || !restorable(target) || sameState(current, target)) continue;
     const conflict = tracked.lastWrite !== undefined && !sameState(current, tracked.lastWrite);
     if (conflict) prediction.conflicts.push(path);

@@ -30,8 +30,8 @@ export async function agentProject(options: Partial<CheckpointManagerOptions> | 
 
 /**
  * The files of a snapshot, without directory entries: a rewind restores
- * every file's bytes and mode but leaves the directories the agent created
- * (SPEC 5.3), so tests compare files.
+ * every file's bytes and mode but may leave directories the agent created,
+ * so tests compare files.
  */
 export function filesOf(snapshot: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(snapshot).filter(([name]) => !name.endsWith('/')));
