@@ -6,11 +6,12 @@ import { compareLogs } from './log-comparison.js';
 import { divergedError, flushTimeoutError, remoteUnreadable } from './mirror-errors.js';
 import { lockBoth, RemoteLock } from './mirror-lock.js';
 import type { RetrySettings } from './retry-delay.js';
-import { SessionReplicator, type ReplicatorEvent, type ReplicatorStatus } from './session-replicator.js';
+import type { ReplicatorStatus } from './replicator-status.js';
+import { SessionReplicator, type ReplicatorEvent } from './session-replicator.js';
 
 export { MirrorFlushError } from './mirror-errors.js';
 export type { RetrySettings } from './retry-delay.js';
-export type { ReplicatorStatus as MirrorSessionStatus } from './session-replicator.js';
+export type { ReplicatorStatus as MirrorSessionStatus } from './replicator-status.js';
 
 export interface MirroredStorageOptions {
   /** The store the running session works on: every write lands here first, and reads are answered from here when it can. */
