@@ -197,7 +197,7 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
   }
 
   const storage: MirroredStorage = {
-    specificationVersion: 'v1',
+    specificationVersion: 'v2',
     local,
     remote,
     ...localDirectory(local),
@@ -269,21 +269,6 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
           .catch((error: unknown) => emit({ type: 'blob-cache-fail', key, hash, error }));
       }
       return fetched;
-    },
-
-    releaseReadCaches(key) {
-      local.releaseReadCaches?.(key);
-      remote.releaseReadCaches?.(key);
-    },
-
-    expectReads(key, hashes) {
-      // Rewinds read the local copy.
-      local.expectReads?.(key, hashes);
-    },
-
-    flushedWithLogLine(size) {
-      // Appends go to the local store first, flushed as it flushes them.
-      return local.flushedWithLogLine?.(size) ?? true;
     },
 
     async hasBlobs(key, hashes) {
