@@ -34,15 +34,6 @@ export interface BlobHistory {
 const noHistory: BlobHistory = { previous: new Map(), deleted: [] };
 
 /**
- * Whether storing these blobs must wait for something (a loose file, a
- * compressor). A tool's first backup does not: it is appended to the pack
- * without an await.
- */
-export function storesAtOnce(placement: BlobPlacement, blobs: readonly BlobWrite[], history: BlobHistory): boolean {
-  return history.deleted.length === 0 && blobs.length < bulkMinimumBlobs && blobs.every((blob) => blob.bytes.length < placement.looseBlobMinBytes);
-}
-
-/**
  * Writes the blobs the session's store lacks and returns what makes them
  * durable. Large ones become loose files (flushed as they are written, noted
  * in the pack); a bulk of first versions is compressed in bundles; any other
@@ -61,14 +52,6 @@ export async function storeBlobs(placement: BlobPlacement, key: SessionKey, blob
   pack.takeOut(history.deleted);
   appendToPack(pack, small.filter((blob) => !bulk.has(blob)), history);
   if (bulk.size > 0) await appendBundles(pack, [...bulk]);
-  return flush;
-}
-
-/** `storeBlobs` for blobs that `storesAtOnce`: no await. */
-export function storeBlobsAtOnce(placement: BlobPlacement, key: SessionKey, blobs: readonly BlobWrite[], history: BlobHistory): () => Promise<void> {
-  if (blobs.length === 0) return nothingToFlush;
-  const { pack, flush } = placement.packs.writer(key);
-  appendToPack(pack, blobs, history);
   return flush;
 }
 

@@ -3,13 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
 import type { SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
-import { storeBlobs, storeBlobsAtOnce, storesAtOnce, type BlobPlacement } from './blob-placement.js';
+import { storeBlobs, type BlobPlacement } from './blob-placement.js';
 import { collectGarbage } from './collect-garbage.js';
 import { keyString, LogFiles } from './log-files.js';
 import { encodeLines } from './log-lines.js';
 import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
-import { PathVersions } from './path-versions.js';
+import { PathVersions } from '../path-versions.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
 import { safeLstat, safeReaddir } from './quiet-lookup.js';
 import { SessionPacks } from './session-packs.js';
@@ -142,7 +142,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       appender?.assertUsable();
       const history = versionsOf(key).changesIn(entries);
       // Blob bytes reach the OS before the lines that name them, so a killed process never leaves a line without its blob.
-      const flushBlobs = storesAtOnce(placement, blobs, history) ? storeBlobsAtOnce(placement, key, blobs, history) : await storeBlobs(placement, key, blobs, history);
+      const flushBlobs = await storeBlobs(placement, key, blobs, history);
       if (appender === undefined) return flushBlobs();
       const before = appender.write(encodeLines(entries));
       versionsOf(key).noteStored(entries);

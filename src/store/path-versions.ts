@@ -1,4 +1,4 @@
-import type { StoreEntry } from '../storage-adapter.js';
+import type { StoreEntry } from './storage-adapter.js';
 
 /** At most this many versions of files just deleted are stored again on their own per append (see `noteAppend`). */
 const fewDeletions = 64;
@@ -8,10 +8,11 @@ type RecordedState = [path: string, hash: string | undefined];
 
 /**
  * The latest stored version of each path of one session, read from the
- * entries appended (rewindable's log records). The pack decides with it what
- * the manager once had to tell it: a file's next version is stored as a delta
- * of the one before, and the last version of a file just deleted, which a
- * rewind would recreate, is taken out of its bundle.
+ * entries appended (rewindable's log records), for any adapter that stores a
+ * file's versions in relation to each other. The filesystem pack stores a
+ * file's next version as a delta of the one before, and takes the last
+ * version of a file just deleted, which a rewind would recreate, out of its
+ * bundle.
  */
 export class PathVersions {
   private readonly latest = new Map<string, string>();
