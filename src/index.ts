@@ -21,6 +21,7 @@ export type {
   StoreEntry,
   StoredSessionInfo,
 } from './store/storage-adapter.js';
+export type { StorageAdapterV1 } from './store/storage-adapter-v1.js';
 export { encodeProjectKey } from './paths.js';
 export { listSessions } from './session/list-sessions.js';
 export type { ListSessionsOptions, SessionSummary, StoreLocation } from './session/list-sessions.js';

@@ -5,6 +5,7 @@ import { RewindableError, RewindableErrorCode } from './errors.js';
 import { assertUuid } from './paths.js';
 import type { CaptureOptions } from './capture/capture-options.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
+import { isStorageAdapter, type StorageAdapterV1 } from './store/storage-adapter-v1.js';
 
 export interface CheckpointManagerOptions {
   /** Absolute path of the project directory the agent works in. Required. */
@@ -32,7 +33,7 @@ export interface CheckpointManagerOptions {
    */
   storeDir?: string;
   /** Use this storage instead of the filesystem store in `storeDir`. */
-  storage?: StorageAdapter;
+  storage?: StorageAdapter | StorageAdapterV1;
   /**
    * When false, nothing is tracked or stored, and every rewind answers
    * "File rewinding is not enabled."
@@ -73,8 +74,8 @@ const optionsSchema = z.object({
   readOnly: z.boolean().optional(),
   continue: z.boolean().optional(),
   storeDir: z.string().min(1).optional(),
-  storage: z.custom<StorageAdapter>((value) => typeof value === 'object' && value !== null && (value as StorageAdapter).specificationVersion === 'v1', {
-    error: 'storage must be a storage adapter with specificationVersion "v1"',
+  storage: z.custom<StorageAdapter>(isStorageAdapter, {
+    error: 'storage must be a storage adapter with specificationVersion "v2" (or "v1")',
   }).optional(),
   enabled: z.boolean().optional(),
   durability: z.enum(['full', 'none']).optional(),

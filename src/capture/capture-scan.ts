@@ -9,9 +9,6 @@ import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import { walkScope, type ScopeWalk } from './walk-scope.js';
 
-/** At most this many files deleted in one turn have their last backup stored again on its own (`expectReads`). */
-const fewDeletions = 64;
-
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
   /** Files in scope (after exclusions). */
@@ -82,7 +79,6 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     unreadable: fresh.unreadable,
     excludePatterns: walk.excludePatterns,
   };
-  const deletedContent: string[] = [];
   for (const record of prepared.records) {
     if (record.type !== 'checkpoint') continue;
     for (const file of record.files) {
@@ -90,16 +86,10 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
       const before = session.state.latestVersion(session.state.paths.get(absolute)!).state;
       const after = file.state.kind;
       if (before.kind === 'absent' && after !== 'absent') report.created.push(absolute);
-      else if (before.kind !== 'absent' && after === 'absent') {
-        report.deleted.push(absolute);
-        if (before.kind === 'file') deletedContent.push(before.sha256);
-      } else report.modified.push(absolute);
+      else if (before.kind !== 'absent' && after === 'absent') report.deleted.push(absolute);
+      else report.modified.push(absolute);
     }
   }
-  // A rewind recreates deleted files from their last backup. A few of them are worth storing on their own (a
-  // first scan's bundle is otherwise inflated for each); a directory of many removed at once stays in its
-  // bundles, which a rewind inflates whole at less cost than a copy of each file.
-  if (deletedContent.length <= fewDeletions) session.expectReads(deletedContent);
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
   keepScopeIndex(session, nextIndex(session, walk, previous));
   return report;

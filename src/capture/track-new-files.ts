@@ -82,7 +82,7 @@ export async function trackNewFiles(session: Session, entries: readonly ScopeEnt
       if (typeof content !== 'object') continue; // unreadable, or gone or replaced since the walk: the checkpoint sees what is there
       const hash = sha256(content.bytes);
       const state = { kind: 'file' as const, sha256: hash, size: content.bytes.length, mode: Number(content.stat.mode & 0o7777n) };
-      await session.queueBackup({ state, content: content.bytes }, options.batch, undefined, true);
+      await session.queueBackup({ state, content: content.bytes }, options.batch);
       existing.push([session.storedPath(entry.path), hash, state.size, state.mode, statSignature(content.stat)]);
     }
   }

@@ -40,7 +40,6 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
     return await runRewindIn(session, target, skipConflicts, directories);
   } finally {
     directories.close();
-    session.releaseReadCaches();
   }
 }
 
@@ -54,7 +53,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
       {
         ...planContext(session, skipConflicts, directories),
         measureWhenApplied: { keepBytes: keptCurrentBytes, stored: (sha256) => session.isStored(sha256) },
-        onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
+        onContent: (_tracked, observation) => session.queueBackup(observation, batch),
       },
       target.index,
     );
@@ -135,7 +134,6 @@ export async function dryRunRewind(session: Session, target: CheckpointInfo, ski
     return summarize(plan.changes, plan.skipped, true, plan.directoriesRemoved);
   } finally {
     directories.close();
-    session.releaseReadCaches();
   }
 }
 
@@ -158,7 +156,6 @@ export async function recoverInterruptedRewind(session: Session): Promise<Rewind
     return await rollBackInterrupted(session, begin, undo, planned, directories);
   } finally {
     directories.close();
-    session.releaseReadCaches();
   }
 }
 

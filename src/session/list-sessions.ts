@@ -6,6 +6,7 @@ import { encodeProjectKey, isUuid } from '../paths.js';
 import { filesystemStorage } from '../store/filesystem/filesystem-storage.js';
 import { SessionLog, type LoadedSession } from '../store/session-log.js';
 import type { StorageAdapter, StoredSessionInfo } from '../store/storage-adapter.js';
+import { currentStorage, type StorageAdapterV1 } from '../store/storage-adapter-v1.js';
 import { SessionState } from './session-state.js';
 
 export interface StoreLocation {
@@ -15,7 +16,7 @@ export interface StoreLocation {
    */
   storeDir?: string;
   /** Any storage adapter instead of the filesystem store. */
-  storage?: StorageAdapter;
+  storage?: StorageAdapter | StorageAdapterV1;
 }
 
 export interface ListSessionsOptions extends StoreLocation {
@@ -156,6 +157,6 @@ export function asStoreError(action: string): (error: unknown) => never {
 
 export function openStorage(location: StoreLocation): { storage: StorageAdapter; owned: boolean } {
   return location.storage !== undefined
-    ? { storage: location.storage, owned: false }
+    ? { storage: currentStorage(location.storage), owned: false }
     : { storage: filesystemStorage({ directory: location.storeDir }), owned: true };
 }

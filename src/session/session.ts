@@ -4,7 +4,7 @@ import { sweepTemporaryFiles } from '../fs/atomic-write.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import { isUnchangedSince } from '../fs/stat-signature.js';
 import { encodeProjectKey, toStoredPath } from '../paths.js';
-import type { CheckpointRecord, FileState, LogRecord } from '../schemas.js';
+import type { CheckpointRecord, LogRecord } from '../schemas.js';
 import { BlobBatch } from '../store/blob-batch.js';
 import { blobsNamedBy, SessionLog, type BlobRead } from '../store/session-log.js';
 import type { BlobWrite, StorageAdapter, StorageLock } from '../store/storage-adapter.js';
@@ -133,16 +133,6 @@ export class Session {
     return this.log.readBlob(hash);
   }
 
-  /** Ends an operation that read many backups (a rewind): what the store kept in memory for them goes. */
-  releaseReadCaches(): void {
-    this.log.storage.releaseReadCaches?.(this.log.key);
-  }
-
-  /** Tells the store which backups a rewind is likely to read (a hint: `StorageAdapter.expectReads`). */
-  expectReads(hashes: readonly string[]): void {
-    if (hashes.length > 0) this.log.storage.expectReads?.(this.log.key, hashes);
-  }
-
   isStored(hash: string): boolean {
     return this.storedBlobs.has(hash);
   }
@@ -186,7 +176,7 @@ export class Session {
       }
       return undefined;
     }
-    await this.queueBackup(observation, batch, latest);
+    await this.queueBackup(observation, batch);
     return { path: tracked.storedPath, state: observation.state, ...(observation.observed ? { observed: observation.observed } : {}) };
   }
 
@@ -236,15 +226,11 @@ export class Session {
     return { records: [record], blobs: batch.take() };
   }
 
-  /**
-   * Queues the observed bytes for storage unless the store has them.
-   * `compress` marks bulk backups (a first scan) worth compressing.
-   */
-  async queueBackup(observation: ObservedPath, batch: BlobBatch, previous?: FileState, compress = false): Promise<void> {
+  /** Queues the observed bytes for storage unless the store has them. */
+  async queueBackup(observation: ObservedPath, batch: BlobBatch): Promise<void> {
     if (observation.state.kind === 'file' && batch.has(observation.state.sha256)) return;
     const blob = this.backupOf(observation);
-    if (blob === undefined) return;
-    await batch.add({ ...blob, ...(previous?.kind === 'file' ? { similarTo: previous.sha256 } : {}), ...(compress ? { compress: true } : {}) });
+    if (blob !== undefined) await batch.add(blob);
   }
 
   /** The blob that backs `observation` up, or undefined when there are no bytes to keep or the store has them. */

@@ -55,18 +55,17 @@ export class SessionLog {
 
   /**
    * Whether the last record's append never completed: a crash kept its line
-   * but lost backups it names, which the adapter flushes together with the
-   * line (so the call never returned). A missing backup that was stored
-   * before its line is damage instead: the record stays, and a rewind reports
-   * its path as `backup-unreadable`.
+   * but not a backup it names. A storage holds a backup no later than the
+   * line that names it (`StorageAdapter.hasBlobs`), so one it does not hold
+   * was lost with an append that never returned. A backup it holds but cannot
+   * read is damage instead: the record stays, and a rewind reports its path
+   * as `backup-unreadable`.
    */
   private async lostWithItsLine(last: LogRecord): Promise<boolean> {
-    const named = backupsNamedBy(last);
+    const named = blobsNamedBy(last);
     if (named.length === 0) return false;
-    const present = await this.storage.hasBlobs(this.key, named.map((backup) => backup.hash));
-    const missing = named.filter((backup) => !present.has(backup.hash));
-    const flushedWithLine = (size: number) => this.storage.flushedWithLogLine?.(size) ?? true;
-    return missing.length > 0 && missing.every((backup) => flushedWithLine(backup.size));
+    const held = await this.storage.hasBlobs(this.key, named);
+    return named.some((hash) => !held.has(hash));
   }
 
   /** Appends records, and the blobs they name, as durably as the storage promises. */
@@ -108,18 +107,13 @@ function isSystemError(error: unknown): boolean {
 
 /** Hashes of the backups a record names. */
 export function blobsNamedBy(record: LogRecord): string[] {
-  return backupsNamedBy(record).map((backup) => backup.hash);
-}
-
-/** The backups a record names, with their sizes. */
-function backupsNamedBy(record: LogRecord): Array<{ hash: string; size: number }> {
   switch (record.type) {
     case 'scan-backups':
-      return record.files.map((file) => ({ hash: file[1], size: file[2] }));
+      return record.files.map((file) => file[1]);
     case 'track':
-      return record.state.kind === 'file' ? [{ hash: record.state.sha256, size: record.state.size }] : [];
+      return record.state.kind === 'file' ? [record.state.sha256] : [];
     case 'checkpoint':
-      return record.files.flatMap((file) => (file.state.kind === 'file' ? [{ hash: file.state.sha256, size: file.state.size }] : []));
+      return record.files.flatMap((file) => (file.state.kind === 'file' ? [file.state.sha256] : []));
     default:
       return [];
   }

@@ -1,5 +1,5 @@
 /**
- * The storage contract, version 1. A storage adapter keeps two things:
+ * The storage contract, version 2. A storage adapter keeps two things:
  *
  * - session logs: ordered, append-only lists of JSON entries, one list per
  *   session. This half has the shape of the Claude Agent SDK's `SessionStore`
@@ -8,7 +8,11 @@
  * - blobs: immutable byte strings named by their SHA-256 (lowercase hex).
  *
  * The manager checks every blob's hash on read, validates every entry, and
- * serializes all writes to one session, so adapters stay simple.
+ * serializes all writes to one session, so adapters stay simple. What makes
+ * an adapter fast or small (deltas, compression, caches) stays inside it: the
+ * entries an adapter stores are rewindable's own log records, which it may
+ * read to decide (the filesystem adapter stores a file's next version as a
+ * delta of the one before).
  */
 
 /** Addresses one session's log. `projectKey` is the encoded project path. */
@@ -36,16 +40,6 @@ export interface BlobWrite {
   readonly hash: string;
   /** Never changed once handed over: an adapter may keep the buffer itself. */
   readonly bytes: Uint8Array;
-  /**
-   * A blob of the same session this one is likely similar to (the previous
-   * version of the same file). Adapters may store a delta against it.
-   */
-  readonly similarTo?: string;
-  /**
-   * Part of a bulk backup (a capture scope's first scan): worth compressing
-   * even at some cost in time. Adapters may ignore it.
-   */
-  readonly compress?: boolean;
 }
 
 export interface AppendOptions {
@@ -70,23 +64,23 @@ export interface StorageLock {
    * it, not to whichever lock the adapter holds for the key now. A lock that
    * can be lost while held must implement it.
    *
-   * Optional: added in version 1 of the contract after its first release;
-   * a lock without it is taken to be held until released.
+   * Optional: a lock without it is taken to be held until released.
    */
   assertHeld?(): Promise<void>;
 }
 
 export interface StorageAdapter {
-  readonly specificationVersion: 'v1';
+  readonly specificationVersion: 'v2';
 
   /**
    * Appends entries in order. Resolves once they are stored as durably as the
    * adapter promises (the filesystem adapter: fsynced, unless `durability: 'none'`).
    *
    * `blobs` are the backups the entries name. They are stored no later than
-   * the entries: if storing a blob fails, the entries are not appended. (An
-   * adapter may flush both together; after a crash the manager discards a last
-   * entry whose blobs did not survive, since it was never acknowledged.)
+   * the entries: if storing a blob fails, the entries are not appended. An
+   * adapter may flush both together (one round of flushes for a tracked
+   * edit): after a crash, the manager takes a last entry naming a blob the
+   * key does not hold (`hasBlobs`) as never acknowledged, and discards it.
    */
   append(key: SessionKey, entries: readonly StoreEntry[], blobs?: readonly BlobWrite[], options?: AppendOptions): Promise<void>;
   /** Every entry appended under `key`, in order, or `null` when the session does not exist. */
@@ -110,7 +104,10 @@ export interface StorageAdapter {
   getBlob(key: SessionKey, hash: string): Promise<Uint8Array | null>;
   /**
    * The subset of `hashes` that `key` holds. `key` holds a blob stored under
-   * it (by `append` or `putBlobs`), and it keeps holding it until `key`
+   * it (by `append` or `putBlobs`) once that call resolves, durably so no
+   * later than the entries appended with it; as far as the adapter can tell,
+   * it keeps holding it when damage makes it unreadable (`getBlob` says so
+   * then), until `key`
    * itself is deleted, or `collectGarbage` removes a blob no session it was
    * told of names: deleting *another* key never makes a held blob
    * unreadable under `key`. Callers rely on that: a blob reported here is not
@@ -120,29 +117,6 @@ export interface StorageAdapter {
    * deleting that key can never free it.
    */
   hasBlobs(key: SessionKey, hashes: readonly string[]): Promise<Set<string>>;
-  /**
-   * Whether a backup of `size` bytes is flushed together with the log line
-   * that names it, so that a crash can keep the line and lose the backup (the
-   * append never returned). A backup stored before its line is written and
-   * found missing under it is damage, reported per path. Without this method
-   * every backup is taken to be flushed with its line.
-   */
-  flushedWithLogLine?(size: number): boolean;
-  /**
-   * Lets go of what the adapter kept in memory to speed up the many reads of
-   * one operation (a rewind reading a member from each of many compressed
-   * bundles); called when the operation ends.
-   */
-  releaseReadCaches?(key: SessionKey): void;
-  /**
-   * A hint: a rewind is likely to read these stored blobs (the last content
-   * of files a scan just found deleted). An adapter that keeps blobs
-   * compressed together may store them again on their own, so that reading
-   * one does not inflate its neighbours. Never needed for correctness;
-   * unknown hashes are ignored.
-   */
-  expectReads?(key: SessionKey, hashes: readonly string[]): void;
-
   /** Every project key with at least one session (retention needs it). */
   listProjects?(): Promise<string[]>;
   /**

@@ -33,7 +33,7 @@ export function faultyStorage(inner: StorageAdapter): FaultyStorage {
     Object.assign(new Error(`faulty storage: ${method} failed, the store is down`), { code: 'ECONNREFUSED' });
 
   const wrapper = {
-    specificationVersion: 'v1' as const,
+    specificationVersion: 'v2' as const,
     down: false,
     calls,
     loseAcknowledgements(count: number) {

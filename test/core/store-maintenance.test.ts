@@ -113,7 +113,9 @@ describe('listing sessions, read-only access and retention', () => {
     fs.copyFileSync(log, copy);
     const looseFolder = fs.readdirSync(path.join(project.store, 'blobs')).find((name) => name.length === 2)!;
     const loose = path.join(project.store, 'blobs', looseFolder, fs.readdirSync(path.join(project.store, 'blobs', looseFolder))[0]!);
-    for (const file of [log, copy, loose]) fs.utimesSync(file, daysAgo(40), daysAgo(40));
+    // The pack notes the loose blob as the session's: it ages with the session.
+    const pack = path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${manager.sessionId}.pack`);
+    for (const file of [log, copy, loose, pack]) fs.utimesSync(file, daysAgo(40), daysAgo(40));
 
     const result = await cleanup({ storeDir: project.store });
 

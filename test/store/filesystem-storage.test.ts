@@ -17,6 +17,15 @@ function storeDirectory(): string {
 }
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const key = { projectKey: '-tmp-project', sessionId: '6a4b9f0e-3c1d-4e2f-8a7b-1c2d3e4f5a6b' };
+const blobsOf = (files: readonly Buffer[]) => files.map((bytes) => ({ hash: sha(bytes), bytes }));
+/** The record of a first scan's backups, `files[i]` at `f<i>.txt`, as the manager writes it. */
+const scanned = (files: readonly Buffer[]) => ({ type: 'scan-backups', files: files.map((bytes, index) => [`f${index}.txt`, sha(bytes), bytes.length, 0o644, '']) });
+/** A checkpoint recording `f<index>.txt` at new content, or deleted: the adapter takes each file's previous version from such records. */
+const changed = (changes: ReadonlyArray<[index: number, bytes: Buffer | undefined]>) => ({
+  type: 'checkpoint',
+  id: randomUUID(),
+  files: changes.map(([index, bytes]) => ({ path: `f${index}.txt`, state: bytes === undefined ? { kind: 'absent' } : { kind: 'file', sha256: sha(bytes), size: bytes.length, mode: 0o644 } })),
+});
 
 /**
  * Damages the start of the compressed data of the pack's first entry, a
@@ -57,14 +66,12 @@ describe('filesystem storage', () => {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, durability: 'none' });
     const lines = Array.from({ length: 2000 }, (_, index) => `const value${index} = ${index * 7};\n`);
-    let previous: string | undefined;
     const versions: Buffer[] = [];
     for (let version = 0; version < 50; version += 1) {
       lines[(version * 37) % lines.length] = `// edit ${version}\n`;
       const bytes = Buffer.from(lines.join(''));
       versions.push(bytes);
-      await storage.putBlobs(key, [{ hash: sha(bytes), bytes, ...(previous ? { similarTo: previous } : {}) }]);
-      previous = sha(bytes);
+      await storage.append(key, [changed([[0, bytes]])], blobsOf([bytes]));
     }
     const packSize = fs.statSync(path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`)).size;
     expect(packSize).toBeLessThan(versions[0]!.length * 4); // 50 versions of ~60 KB
@@ -129,12 +136,12 @@ describe('filesystem storage', () => {
     const storage = filesystemStorage({ directory, durability: 'none' });
     const files = Array.from({ length: 300 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
     const random = Buffer.from(Array.from({ length: 3000 }, (_, index) => (index * 7919 + 13) % 251)); // compresses poorly
-    await storage.putBlobs(key, [...files, random].map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    await storage.append(key, [scanned([...files, random])], blobsOf([...files, random]));
     const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
     const raw = files.reduce((sum, bytes) => sum + bytes.length, 0);
     expect(fs.statSync(packPath).size).toBeLessThan(raw / 5);
     const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
-    await storage.putBlobs(key, [{ hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) }]);
+    await storage.append(key, [changed([[7, edited]])], blobsOf([edited]));
     await storage.close();
 
     const reader = filesystemStorage({ directory });
@@ -151,13 +158,10 @@ describe('filesystem storage', () => {
     const storage = filesystemStorage({ directory, durability: 'none' });
     // The last member does not compress: taken out, it is stored as it is.
     const files = [...Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`)), randomBytes(3000)];
-    await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    await storage.append(key, [scanned(files)], blobsOf(files));
     const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
     const editedNoise = Buffer.concat([files[40]!, Buffer.from('more')]);
-    await storage.putBlobs(key, [
-      { hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) },
-      { hash: sha(editedNoise), bytes: editedNoise, similarTo: sha(files[40]!) },
-    ]);
+    await storage.append(key, [changed([[7, edited], [40, editedNoise]])], blobsOf([edited, editedNoise]));
     await storage.close();
 
     // The first entry is the bundle of all 41.
@@ -167,13 +171,13 @@ describe('filesystem storage', () => {
     await reader.close();
   });
 
-  it('expectReads(key, hashes) stores the named members of a bundle on their own, so reading them needs nothing else of the bundle', async () => {
+  it('stores the last version of a file recorded deleted apart from its bundle, so reading it needs nothing else of the bundle', async () => {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, durability: 'none' });
     const files = Array.from({ length: 30 }, (_, index) => Buffer.from(`// file ${index}\n${'export const deleted = true;\n'.repeat(80 + index)}`));
-    await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
-    // The last content of files a scan found deleted, and a hash the store does not hold.
-    storage.expectReads!(key, [sha(files[4]!), sha(files[21]!), sha(Buffer.from('not stored'))]);
+    await storage.append(key, [scanned(files)], blobsOf(files));
+    // A scan found two files deleted: a rewind would recreate them from their last content.
+    await storage.append(key, [changed([[4, undefined], [21, undefined]])]);
     await storage.close();
 
     const { reader, readsExactly } = damageFirstBundle(directory, files.length);
@@ -187,21 +191,19 @@ describe('filesystem storage', () => {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, durability: 'none' });
     const files = Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
-    await storage.putBlobs(key, files.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    await storage.append(key, [scanned(files)], blobsOf(files));
     const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
     const sizeBefore = fs.statSync(packPath).size;
     const edited = Buffer.concat([files[7]!, Buffer.from('one more line\n')]);
     const fresh = Buffer.from('a new file\n'.repeat(200));
-    const blobs = [
-      { hash: sha(edited), bytes: edited, similarTo: sha(files[7]!) },
-      { hash: sha(fresh), bytes: fresh },
-    ];
+    const blobs = blobsOf([edited, fresh]);
+    const record = changed([[7, edited], [99, fresh]]);
     const writev = fs.writevSync;
     fs.writevSync = () => {
       throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     };
     try {
-      await expect(storage.putBlobs(key, blobs)).rejects.toThrow();
+      await expect(storage.append(key, [record], blobs)).rejects.toThrow();
     } finally {
       fs.writevSync = writev;
     }
@@ -211,7 +213,7 @@ describe('filesystem storage', () => {
     for (const bytes of files) expect(Buffer.from((await storage.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
 
     // The same append, tried again, stores them all.
-    await storage.putBlobs(key, blobs);
+    await storage.append(key, [record], blobs);
     await storage.close();
     const reader = filesystemStorage({ directory });
     for (const bytes of [...files, edited, fresh]) expect(Buffer.from((await reader.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
@@ -224,7 +226,7 @@ describe('filesystem storage', () => {
     const storage = filesystemStorage({ directory, durability: 'none' });
     const noise = randomBytes(40_000);
     const members = [noise, ...Array.from({ length: 20 }, (_, index) => Buffer.from(`// module ${index}\n${'const x = 1;\n'.repeat(200 + index)}`)), noise.subarray(0, 9_000)];
-    await storage.putBlobs(key, members.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    await storage.putBlobs(key, blobsOf(members));
     await storage.close();
     const orders = [members.map((_, index) => index), members.map((_, index) => members.length - 1 - index), [10, 0, 21, 3, 20, 1]];
     for (const order of orders) {
@@ -241,16 +243,17 @@ describe('filesystem storage', () => {
     const members = Array.from({ length: 48 }, (_, index) =>
       Buffer.from(Array.from({ length: 1000 }, (_, line) => `// member ${index}, line ${line}: ${(index * 7919 + line * 104729) % 1000003}\n`).join('')),
     );
-    await storage.putBlobs(key, members.map((bytes) => ({ hash: sha(bytes), bytes, compress: true })));
+    await storage.putBlobs(key, blobsOf(members));
     await storage.close();
-    const reader = filesystemStorage({ directory });
+    let reader = filesystemStorage({ directory });
     // Each bundle's members visited in rising order, interleaved with the other bundles' (as a rewind's path order
-    // meets the walk's), then backwards, then the caches released and the same again.
+    // meets the walk's), then backwards, then through a new reader (nothing kept inflated) and the same again.
     const stride = Array.from({ length: 48 }, (_, step) => (step % 16) * 3 + Math.floor(step / 16));
-    const passes: Array<number[] | 'release'> = [stride, [...stride].reverse(), 'release', stride];
+    const passes: Array<number[] | 'reopen'> = [stride, [...stride].reverse(), 'reopen', stride];
     for (const order of passes) {
-      if (order === 'release') {
-        reader.releaseReadCaches?.(key);
+      if (order === 'reopen') {
+        await reader.close();
+        reader = filesystemStorage({ directory });
         continue;
       }
       for (const index of order) expect(Buffer.from((await reader.getBlob(key, sha(members[index]!)))!).equals(members[index]!), `member ${index}`).toBe(true);

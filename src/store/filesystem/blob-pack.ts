@@ -22,7 +22,10 @@ import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.
  *          then the bytes between them; prefix and suffix come from the base;
  *   bundle many blobs compressed together (a capture scope's first scan):
  *          member count (32-bit), per member its SHA-256, start and length
- *          (48-bit each) in the uncompressed data, then the raw-deflated data.
+ *          (48-bit each) in the uncompressed data, then the raw-deflated data;
+ *   loose  no payload: the blob is a loose file, stored before this entry.
+ *          The session holds it even if the file goes missing (damage, not
+ *          an append a crash interrupted). Readers of an older version skip it.
  */
 
 const magic = Buffer.from('RWPK');
@@ -31,6 +34,7 @@ const headerSize = 72;
 const kindFull = 0;
 const kindDelta = 1;
 const kindBundle = 2;
+const kindLoose = 3;
 /** Longest chain of deltas before a full copy is stored again (bounds read cost). */
 const maxDeltaDepth = 24;
 /** Below this size a delta saves too little to be worth a chain. */
@@ -71,7 +75,7 @@ interface BundleInfo {
   members: number;
 }
 
-type PackEntry = StoredEntry | { kind: 'member'; bundle: BundleInfo; start: number; size: number };
+type PackEntry = StoredEntry | { kind: 'member'; bundle: BundleInfo; start: number; size: number } | { kind: typeof kindLoose };
 
 export interface PackBlob {
   hash: string;
@@ -89,9 +93,10 @@ export class BlobPack {
   private recentBytes = 0;
   /**
    * Bundles recently inflated (all or a first part), least recently used
-   * first. A rewind reads members in path order, which is not quite the
-   * order of the walk that bundled them, so it comes back to a bundle a few
-   * members later; inflating it each time was most of a capture rewind.
+   * first, at most `bundleCacheBytes`. A rewind reads members in path order,
+   * which is not quite the order of the walk that bundled them, so it comes
+   * back to a bundle a few members later; inflating it each time was most of
+   * a capture rewind.
    */
   private readonly bundles = new Map<number, Buffer>();
   private bundleBytes = 0;
@@ -166,9 +171,20 @@ export class BlobPack {
     return this.index.keys();
   }
 
-  /** The blob's content (deltas and bundles resolved), or `undefined` when the pack does not hold it. */
+  /** The blob's content (deltas and bundles resolved), or `undefined` when the pack does not hold it (or notes it as loose). */
   read(hash: string): Buffer | undefined {
-    return this.index.has(hash) ? this.resolve(hash, 0) : undefined;
+    const entry = this.index.get(hash);
+    return entry === undefined || entry.kind === kindLoose ? undefined : this.resolve(hash, 0);
+  }
+
+  /** Notes blobs just stored as loose files as this session's (see the `loose` kind). */
+  noteLoose(hashes: readonly string[]): void {
+    for (const hash of hashes) {
+      if (this.index.has(hash)) continue;
+      this.stage(encodeHeader(kindLoose, 0, hash, 0, 0), Buffer.alloc(0));
+      this.point(hash, { kind: kindLoose });
+    }
+    this.writeStaged();
   }
 
   /**
@@ -209,7 +225,7 @@ export class BlobPack {
   /**
    * Stores these blobs again on their own where they are members of bundles
    * of many (see `takeOutOfBundle`): the last content of files just deleted,
-   * which a rewind would recreate. Hashes the pack does not hold are ignored.
+   * which a rewind would recreate. Other hashes are ignored.
    */
   takeOut(hashes: readonly string[]): void {
     for (const hash of hashes) this.takeOutOfBundle(hash);
@@ -308,7 +324,7 @@ export class BlobPack {
   private encode(blob: PackBlob): { header: Buffer; payload: Buffer; entry: StoredEntry } {
     const content = Buffer.from(blob.bytes.buffer, blob.bytes.byteOffset, blob.bytes.byteLength);
     const base = blob.similarTo === undefined ? undefined : this.index.get(blob.similarTo);
-    const baseDepth = base === undefined ? undefined : base.kind === 'member' ? 0 : base.depth;
+    const baseDepth = base === undefined || base.kind === kindLoose ? undefined : base.kind === 'member' ? 0 : base.depth;
     if (baseDepth !== undefined && baseDepth < maxDeltaDepth && content.length >= minDeltaSize) {
       // Only computing a delta uses the in-memory copy; reads always go to the file, so damage there is seen.
       const baseContent = this.recent.get(blob.similarTo!) ?? this.intactContent(blob.similarTo!);
@@ -358,7 +374,7 @@ export class BlobPack {
   private resolve(hash: string, depth: number): Buffer {
     this.writeStaged(); // an entry read back during an append may still be staged
     const entry = this.index.get(hash);
-    if (entry === undefined || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
+    if (entry === undefined || entry.kind === kindLoose || depth > maxDeltaDepth) throw new Error(`pack has no usable entry for ${hash}`);
     if (entry.kind === 'member') {
       // A bundle of one is read for its one member: inflated into a buffer of its own, neither kept nor copied.
       const alone = entry.bundle.members === 1;
@@ -411,12 +427,6 @@ export class BlobPack {
       if (data.length >= needed!) return data;
     }
     return inflateRawSync(readCompressed(this.fd, compressedStart, compressedLength), { chunkSize });
-  }
-
-  /** Drops the inflated bundles (the end of the operation that read them). */
-  forgetBundles(): void {
-    this.bundles.clear();
-    this.bundleBytes = 0;
   }
 
   private keepBundle(offset: number, data: Buffer): Buffer {
@@ -503,6 +513,8 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
       }
     } else if (kind === kindFull || kind === kindDelta) {
       index.set(header.toString('hex', 8, 40), { kind, offset, depth: header[6]!, size: header.readUIntLE(40, 6), payloadLength });
+    } else if (kind === kindLoose) {
+      index.set(header.toString('hex', 8, 40), { kind });
     }
     // An entry of another kind (or a damaged bundle table) is skipped whole: its header says how long it is.
     offset = end;

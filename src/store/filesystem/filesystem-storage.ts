@@ -1,31 +1,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
-import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
-import type { BlobWrite, SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
-import { BlobPack } from './blob-pack.js';
+import type { SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
+import { storeBlobs, type BlobPlacement } from './blob-placement.js';
 import { collectGarbage } from './collect-garbage.js';
-import { encodeLines, parseLog } from './log-lines.js';
+import { keyString, LogFiles } from './log-files.js';
+import { encodeLines } from './log-lines.js';
 import { maximumLeaseMs } from './lock-file.js';
-import { hasLooseBlob, readLooseBlob, writeLooseBlob } from './loose-blobs.js';
+import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
+import { PathVersions } from '../path-versions.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
-import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 import { safeLstat, safeReaddir } from './quiet-lookup.js';
+import { SessionPacks } from './session-packs.js';
+import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 
 export type Durability = 'full' | 'none';
-
-const deflateRaw = promisify(zlib.deflateRaw);
-/**
- * Uncompressed size of a bundle of bulk backups. Reading one member inflates
- * its bundle up to that member, so bundles stay small; deflate's window is
- * 32 KiB, so larger ones would barely compress better.
- */
-const bundleBytes = 128 * 1024;
-/** The flush of an append that stored nothing in the pack, or of any append with durability 'none'. */
-const nothingToFlush = async (): Promise<void> => {};
 
 export interface FilesystemStorageOptions {
   /**
@@ -78,27 +68,12 @@ export interface FilesystemStorage extends StorageAdapter {
    * holder is known to be gone.
    */
   breakLock(key: SessionKey): Promise<SessionLockHolder | undefined>;
-  /**
-   * Whether a backup of this size goes to the pack, which is flushed together
-   * with its log line: a crash may keep the line and lose the backup, and the
-   * call never returned. A loose backup is flushed before its line is written,
-   * so a loose backup missing under an intact line is damage (see `SessionLog.load`).
-   */
-  flushedWithLogLine(size: number): boolean;
   close(): Promise<void>;
 }
 
 export function defaultStoreDirectory(): string {
   const fromEnvironment = process.env.REWINDABLE_HOME;
   return path.resolve(fromEnvironment !== undefined && fromEnvironment !== '' ? fromEnvironment : path.join(os.homedir(), '.rewindable'));
-}
-
-interface Appender {
-  fd: number;
-  /** Bytes in the log: kept here rather than asked of the file before every append. */
-  length: number;
-  /** Set after a failed flush: the data may be lost, so nothing more is appended until the session is reopened. */
-  failure?: unknown;
 }
 
 /**
@@ -117,193 +92,22 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
   const directory = path.resolve(options.directory ?? defaultStoreDirectory());
   const durability = options.durability ?? 'full';
   const durable = durability === 'full';
-  const looseBlobMinBytes = options.looseBlobMinBytes ?? 1024 * 1024;
   const lockLeaseMs = options.lockLeaseMs ?? defaultLockLeaseMs;
   if (!(lockLeaseMs >= 1 && lockLeaseMs <= maximumLeaseMs)) {
     throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `lockLeaseMs must be a number of milliseconds from 1 to ${maximumLeaseMs} (a week); got ${lockLeaseMs}.`);
   }
-  /** A blob appended to the pack as it is: neither a loose file of its own nor compressed in a bundle. */
-  const goesToPackAsIs = (blob: BlobWrite) => blob.bytes.length < looseBlobMinBytes && blob.compress !== true;
   const projectsDirectory = path.join(directory, 'projects');
   const blobsDirectory = path.join(directory, 'blobs');
-  const packsDirectory = path.join(blobsDirectory, 'packs');
-
-  const appenders = new Map<string, Appender>();
-  /** Intact length of each log as last loaded, so a writer can cut off a torn tail without parsing twice. */
-  const loadedLengths = new Map<string, { size: number; validLength: number }>();
-  // Packs are kept by file, whose name carries the project and the session.
-  const writePacks = new Map<string, BlobPack>();
-  const readPacks = new Map<string, BlobPack>();
-  /** Packs that failed to flush: their data may be lost, so nothing more is added until the session is reopened. */
-  const packFailures = new Map<string, unknown>();
-
-  const logPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.jsonl`);
+  const logs = new LogFiles(projectsDirectory, durable);
+  const packs = new SessionPacks(path.join(blobsDirectory, 'packs'), durable);
+  const placement: BlobPlacement = { packs, blobsDirectory, durable, looseBlobMinBytes: options.looseBlobMinBytes ?? 1024 * 1024 };
+  const versions = new Map<string, PathVersions>();
   const lockPath = (key: SessionKey) => path.join(projectsDirectory, key.projectKey, `${key.sessionId}.lock`);
-  /** `logPath` once its folder is checked not to be a link: for reading, writing and deleting. */
-  const checkedLogPath = (key: SessionKey) => path.join(projectFolder(projectsDirectory, key.projectKey), `${key.sessionId}.jsonl`);
-  const packPath = (key: SessionKey) => path.join(packsDirectory, key.projectKey, `${key.sessionId}.pack`);
-  /** Where packs were named by session alone: read as a fallback, never written. */
-  const legacyPackPath = (key: SessionKey) => path.join(packsDirectory, `${key.sessionId}.pack`);
-  const keyString = (key: SessionKey) => `${key.projectKey}/${key.sessionId}`;
 
-  /** The project's folder, created if missing; never a link (see project-folders.ts). */
-  async function ensureProjectFolder(projectKey: string): Promise<string> {
-    const folder = projectFolder(projectsDirectory, projectKey);
-    if (fs.existsSync(folder)) return folder;
-    const firstCreated = fs.mkdirSync(folder, { recursive: true });
-    if (durable && firstCreated !== undefined) await flushCreatedDirectories(folder, firstCreated);
-    return folder;
-  }
-
-  async function openAppender(key: SessionKey): Promise<Appender> {
-    const file = path.join(await ensureProjectFolder(key.projectKey), `${key.sessionId}.jsonl`);
-    const existed = fs.existsSync(file);
-    const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND, 0o600);
-    let length = 0;
-    try {
-      const size = fs.fstatSync(fd).size;
-      length = size;
-      if (size > 0) {
-        const known = loadedLengths.get(keyString(key));
-        const validLength = known !== undefined && known.size === size ? known.validLength : parseLog(fs.readFileSync(fd), file).validLength;
-        if (validLength < size) {
-          // A torn tail from a crash was never acknowledged; appending after it would merge it into the next line.
-          fs.ftruncateSync(fd, validLength);
-          if (durable) await flushFileData(fd);
-          length = validLength;
-        }
-      }
-      if (!existed && durable) await flushDirectory(path.dirname(file));
-    } catch (error) {
-      fs.closeSync(fd);
-      throw error;
-    }
-    const appender: Appender = { fd, length };
-    appenders.set(keyString(key), appender);
-    return appender;
-  }
-
-  function readPack(file: string, refresh: boolean): BlobPack | undefined {
-    const writer = writePacks.get(file);
-    if (writer !== undefined) return writer;
-    let pack = readPacks.get(file);
-    if (pack === undefined || (refresh && !pack.unchangedOnDisk())) {
-      pack?.close();
-      pack = BlobPack.open(file, 'read');
-      if (pack === undefined) readPacks.delete(file);
-      else readPacks.set(file, pack);
-    }
-    return pack;
-  }
-
-  /** The pack holding `hash` for this session: its own, else one of the older layout under its id. */
-  function findInPack(key: SessionKey, hash: string): BlobPack | undefined {
-    for (const file of [packPath(key), legacyPackPath(key)]) {
-      const pack = readPack(file, false);
-      if (pack?.has(hash)) return pack;
-      // Another process may have appended since this reader opened the pack.
-      if (!writePacks.has(file)) {
-        const refreshed = readPack(file, true);
-        if (refreshed?.has(hash)) return refreshed;
-      }
-    }
-    return undefined;
-  }
-
-  function closePack(file: string): void {
-    for (const packs of [writePacks, readPacks]) {
-      packs.get(file)?.close();
-      packs.delete(file);
-    }
-  }
-
-  /**
-   * Writes blobs the store does not hold yet and returns a function that makes
-   * them durable. Large ones become loose files (flushed as they are written);
-   * small ones are appended to the session's pack.
-   */
-  async function storeBlobs(key: SessionKey, blobs: readonly BlobWrite[]): Promise<() => Promise<void>> {
-    const plain: BlobWrite[] = [];
-    const bulk: BlobWrite[] = [];
-    for (const blob of blobs) {
-      if (blob.bytes.length >= looseBlobMinBytes) await writeLooseBlob(blobsDirectory, blob.hash, blob.bytes, durable);
-      else if (blob.compress === true) bulk.push(blob);
-      else plain.push(blob);
-    }
-    if (plain.length === 0 && bulk.length === 0) return nothingToFlush;
-    const { pack, flush } = packFor(key);
-    if (plain.length > 0) pack.append(plain);
-    if (bulk.length > 0) await appendBundles(pack, bulk);
-    return flush;
-  }
-
-  /** `storeBlobs` for blobs that all go to the pack as they are: nothing to wait for, so no await (a tool's first backup). */
-  function storeSmallBlobs(key: SessionKey, blobs: readonly BlobWrite[]): () => Promise<void> {
-    const { pack, flush } = packFor(key);
-    pack.append(blobs);
-    return flush;
-  }
-
-  /**
-   * Opens a pack for appending. A pack that did not exist yet (nor perhaps
-   * its project's folder) is durable once the directory entries naming it are
-   * flushed too: `flushNewEntries` does that.
-   */
-  function openWritePack(file: string): { pack: BlobPack; flushNewEntries: () => Promise<void> } {
-    const firstCreated = fs.mkdirSync(path.dirname(file), { recursive: true });
-    const isNew = !fs.existsSync(file);
-    readPacks.get(file)?.close();
-    readPacks.delete(file);
-    const pack = BlobPack.open(file, 'write')!;
-    writePacks.set(file, pack);
-    return { pack, flushNewEntries: isNew ? () => flushCreatedDirectories(file, firstCreated ?? file) : nothingToFlush };
-  }
-
-  /** The session's pack, opened for appending, and what makes its appended entries durable. */
-  function packFor(key: SessionKey): { pack: BlobPack; flush: () => Promise<void> } {
-    const file = packPath(key);
-    const failure = packFailures.get(file);
-    if (failure !== undefined) throw storeIoError('store a backup (an earlier flush of the pack failed; reopen the session)', failure);
-    const opened = writePacks.get(file);
-    const { pack, flushNewEntries } = opened !== undefined ? { pack: opened, flushNewEntries: nothingToFlush } : openWritePack(file);
-    if (!durable) return { pack, flush: nothingToFlush };
-    const flush = async () => {
-      try {
-        await pack.flush();
-        await flushNewEntries();
-      } catch (error) {
-        packFailures.set(file, error);
-        throw error;
-      }
-    };
-    return { pack, flush };
-  }
-
-  /**
-   * Bulk backups (a first scan) are compressed in bundles of about 128 KiB:
-   * one compressor per bundle instead of per file, run on the thread pool in
-   * parallel. A bundle that does not shrink is stored as plain entries.
-   */
-  async function appendBundles(pack: BlobPack, blobs: readonly BlobWrite[]): Promise<void> {
-    const seen = new Set<string>();
-    const groups: BlobWrite[][] = [];
-    let size = 0;
-    for (const blob of blobs) {
-      if (pack.has(blob.hash) || seen.has(blob.hash)) continue;
-      seen.add(blob.hash);
-      if (groups.length === 0 || size + blob.bytes.length > bundleBytes) {
-        groups.push([]);
-        size = 0;
-      }
-      groups.at(-1)!.push(blob);
-      size += blob.bytes.length;
-    }
-    const compressed = await Promise.all(groups.map((group) => deflateRaw(Buffer.concat(group.map((blob) => blob.bytes)), { level: 1 })));
-    groups.forEach((group, index) => {
-      const raw = group.reduce((sum, blob) => sum + blob.bytes.length, 0);
-      if (compressed[index]!.length < raw * 0.9) pack.appendBundle(group, compressed[index]!);
-      else pack.append(group);
-    });
+  function versionsOf(key: SessionKey): PathVersions {
+    let known = versions.get(keyString(key));
+    if (known === undefined) versions.set(keyString(key), (known = new PathVersions()));
+    return known;
   }
 
   /** Every session with a log, as `<project key>/<session id>`. */
@@ -315,71 +119,52 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     return sessions;
   }
 
+  /** Runs a lock operation with its folder checked, its failures typed. */
+  async function onLock<T>(key: SessionKey, action: string, operation: () => Promise<T>): Promise<T> {
+    try {
+      projectFolder(projectsDirectory, key.projectKey);
+      return await operation();
+    } catch (error) {
+      if (RewindableError.isInstance(error)) throw error;
+      throw storeIoError(`${action} of session ${key.sessionId} (${lockPath(key)})`, error);
+    }
+  }
+
   const storage: FilesystemStorage = {
-    specificationVersion: 'v1',
+    specificationVersion: 'v2',
     directory,
     durability,
-    logPath,
+    logPath: (key) => logs.path(key),
 
     async append(key, entries, blobs = [], appendOptions = {}) {
       if (entries.length === 0 && blobs.length === 0) return;
-      const appender = entries.length === 0 ? undefined : (appenders.get(keyString(key)) ?? (await openAppender(key)));
-      if (appender?.failure !== undefined) throw storeIoError('append to the session log (an earlier flush failed; reopen the session)', appender.failure);
+      const appender = entries.length === 0 ? undefined : (logs.openAppender(key) ?? (await logs.appender(key)));
+      appender?.assertUsable();
+      const history = versionsOf(key).changesIn(entries);
       // Blob bytes reach the OS before the lines that name them, so a killed process never leaves a line without its blob.
-      const flushBlobs = blobs.length === 0 ? nothingToFlush : blobs.every(goesToPackAsIs) ? storeSmallBlobs(key, blobs) : await storeBlobs(key, blobs);
+      const flushBlobs = await storeBlobs(placement, key, blobs, history);
       if (appender === undefined) return flushBlobs();
-      const bytes = encodeLines(entries);
-      const before = appender.length;
-      try {
-        writeAll(appender.fd, bytes);
-        appender.length += bytes.length;
-      } catch (error) {
-        // Cut a partial line off so the log stays a list of whole lines.
-        try {
-          fs.ftruncateSync(appender.fd, before);
-        } catch {
-          appender.failure = error;
-        }
-        throw error;
-      }
+      const before = appender.write(encodeLines(entries));
+      versionsOf(key).noteStored(entries);
       if (!durable) return;
       if (appendOptions.flush === false) return flushBlobs();
-      // Both files flush at once; if the blobs' flush is lost in a crash, the line is the
-      // log's last and the manager drops it on load (it was never acknowledged).
-      const flushing = flushFileData(appender.fd).catch((error: unknown) => {
-        appender.failure = error;
-        throw error;
-      });
-      const [logFlush, blobFlush] = await Promise.allSettled([flushing, flushBlobs()]);
+      // Both files flush at once: if the pack's flush is lost in a crash, the line is the log's
+      // last, naming a blob the session does not hold, and the manager drops it on load.
+      const [logFlush, blobFlush] = await Promise.allSettled([appender.flush(), flushBlobs()]);
       const failure = logFlush.status === 'rejected' ? logFlush : blobFlush.status === 'rejected' ? blobFlush : undefined;
       if (failure === undefined) return;
       // The caller is told these entries were not stored, so a reopened session must not find
       // them either (a rewind whose end record failed would otherwise count as complete).
-      try {
-        fs.ftruncateSync(appender.fd, before);
-        appender.length = before;
-      } catch {
-        appender.failure ??= failure.reason;
-      }
+      appender.cutBack(before, failure.reason);
       throw failure.reason;
     },
 
     async load(key) {
-      const file = logPath(key);
-      let bytes: Buffer;
-      try {
-        bytes = readLogFile(checkedLogPath(key), key.sessionId);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        if (RewindableError.isInstance(error)) throw error;
-        throw storeIoError(`read the log of session ${key.sessionId} (${file})`, error);
-      }
-      const parsed = parseLog(bytes, file);
-      loadedLengths.set(keyString(key), { size: bytes.length, validLength: parsed.validLength });
-      // A crash between creating the log and completing its first line: nothing was ever
-      // acknowledged, so the session does not exist (resuming it would skip its header).
-      if (parsed.entries.length === 0) return null;
-      return parsed.entries;
+      const entries = logs.load(key);
+      const loaded = new PathVersions();
+      if (entries !== null) loaded.noteStored(entries);
+      versions.set(keyString(key), loaded);
+      return entries;
     },
 
     async listSessions(projectKey) {
@@ -398,9 +183,9 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
           const key = { projectKey, sessionId: name.slice(0, -'.jsonl'.length) };
           // A log that is a link is listed as it is (its load then says what is wrong), never followed.
           const log = fs.lstatSync(path.join(folder, name));
-          const packs = [safeLstat(packPath(key)), safeLstat(legacyPackPath(key))];
-          const mtime = Math.max(log.mtimeMs, ...packs.map((pack) => pack?.mtimeMs ?? 0));
-          sessions.push({ sessionId: key.sessionId, mtime, bytes: packs.reduce((sum, pack) => sum + (pack?.size ?? 0), log.size) });
+          const packFiles = [safeLstat(packs.path(key)), safeLstat(packs.legacyPath(key))];
+          const mtime = Math.max(log.mtimeMs, ...packFiles.map((pack) => pack?.mtimeMs ?? 0));
+          sessions.push({ sessionId: key.sessionId, mtime, bytes: packFiles.reduce((sum, pack) => sum + (pack?.size ?? 0), log.size) });
         } catch {
           // Deleted while listing.
         }
@@ -409,24 +194,22 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     async delete(key) {
-      const appender = appenders.get(keyString(key));
-      if (appender !== undefined) fs.closeSync(appender.fd);
-      appenders.delete(keyString(key));
-      closePack(packPath(key));
-      fs.rmSync(checkedLogPath(key), { force: true });
-      fs.rmSync(packPath(key), { force: true });
+      logs.delete(key);
+      versions.delete(keyString(key));
+      packs.close(packs.path(key));
+      fs.rmSync(packs.path(key), { force: true });
       // A pack of the older layout is named by session id alone: a session of that id in another project may read it.
-      const stillListed = safeReaddir(projectsDirectory).some((project) => fs.existsSync(logPath({ projectKey: project, sessionId: key.sessionId })));
+      const stillListed = safeReaddir(projectsDirectory).some((project) => fs.existsSync(logs.path({ projectKey: project, sessionId: key.sessionId })));
       if (!stillListed) {
-        closePack(legacyPackPath(key));
-        fs.rmSync(legacyPackPath(key), { force: true });
+        packs.close(packs.legacyPath(key));
+        fs.rmSync(packs.legacyPath(key), { force: true });
       }
     },
 
     async putBlobs(key, blobs) {
       // Called directly (not through a log append) for large batches of backups, so it types its own failures.
       try {
-        await (await storeBlobs(key, blobs))();
+        await (await storeBlobs(placement, key, blobs))();
       } catch (error) {
         if (RewindableError.isInstance(error)) throw error;
         throw storeIoError(`store backups of session ${key.sessionId}`, error);
@@ -434,32 +217,11 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     },
 
     async getBlob(key, hash) {
-      return findInPack(key, hash)?.read(hash) ?? readLooseBlob(blobsDirectory, hash);
-    },
-
-    releaseReadCaches(key) {
-      for (const file of [packPath(key), legacyPackPath(key)]) {
-        writePacks.get(file)?.forgetBundles();
-        readPacks.get(file)?.forgetBundles();
-      }
-    },
-
-    expectReads(key, hashes) {
-      const pack = writePacks.get(packPath(key));
-      if (pack === undefined || packFailures.has(packPath(key))) return;
-      try {
-        pack.takeOut(hashes);
-      } catch {
-        // Only a hint: a failed write leaves the pack as it was (see `writeStaged`), and the blobs in their bundles.
-      }
+      return packs.find(key, hash)?.read(hash) ?? readLooseBlob(blobsDirectory, hash);
     },
 
     async hasBlobs(key, hashes) {
-      const present = new Set<string>();
-      for (const hash of hashes) {
-        if (findInPack(key, hash) !== undefined || hasLooseBlob(blobsDirectory, hash)) present.add(hash);
-      }
-      return present;
+      return new Set(hashes.filter((hash) => packs.find(key, hash) !== undefined || hasLooseBlob(blobsDirectory, hash)));
     },
 
     async listProjects() {
@@ -483,81 +245,25 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       return collectGarbage({ blobsDirectory, referenced, cutoff, sessions });
     },
 
-    flushedWithLogLine(size) {
-      return size < looseBlobMinBytes;
-    },
-
     async lock(key): Promise<StorageLock> {
-      const folder = path.join(projectsDirectory, key.projectKey);
       try {
-        await ensureProjectFolder(key.projectKey);
+        await logs.ensureProjectFolder(key.projectKey);
       } catch (error) {
         if (RewindableError.isInstance(error)) throw error;
-        throw storeIoError(`create the folder of session ${key.sessionId} (${folder})`, error);
+        throw storeIoError(`create the folder of session ${key.sessionId} (${path.join(projectsDirectory, key.projectKey)})`, error);
       }
       // The lock checks itself before each write of the session that holds it (HeldSessionLock.assertHeld).
       return acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
     },
 
-    async inspectLock(key) {
-      try {
-        projectFolder(projectsDirectory, key.projectKey);
-        return inspectSessionLock(lockPath(key), lockLeaseMs);
-      } catch (error) {
-        if (RewindableError.isInstance(error)) throw error;
-        throw storeIoError(`read the lock of session ${key.sessionId} (${lockPath(key)})`, error);
-      }
-    },
+    inspectLock: (key) => onLock(key, 'read the lock', async () => inspectSessionLock(lockPath(key), lockLeaseMs)),
 
-    async breakLock(key) {
-      try {
-        projectFolder(projectsDirectory, key.projectKey);
-        return breakSessionLock(lockPath(key), lockLeaseMs);
-      } catch (error) {
-        if (RewindableError.isInstance(error)) throw error;
-        throw storeIoError(`break the lock of session ${key.sessionId} (${lockPath(key)})`, error);
-      }
-    },
+    breakLock: (key) => onLock(key, 'break the lock', async () => breakSessionLock(lockPath(key), lockLeaseMs)),
 
     async close() {
-      for (const appender of appenders.values()) fs.closeSync(appender.fd);
-      appenders.clear();
-      for (const pack of [...writePacks.values(), ...readPacks.values()]) pack.close();
-      writePacks.clear();
-      readPacks.clear();
+      logs.closeAll();
+      packs.closeAll();
     },
   };
   return storage;
-}
-
-/**
- * Makes what was just created at `target` durable: its entry in its parent,
- * and so on up to `firstCreated`, the highest directory created for it.
- */
-async function flushCreatedDirectories(target: string, firstCreated: string): Promise<void> {
-  for (let current = target; ; current = path.dirname(current)) {
-    await flushDirectory(path.dirname(current));
-    if (current === firstCreated) break;
-  }
-}
-
-/** A session log's bytes, never read through a link (ENOENT when there is none). */
-function readLogFile(file: string, sessionId: string): Buffer {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
-    throw new RewindableError(
-      RewindableErrorCode.STORE_IO,
-      `The log of session ${sessionId}, ${file}, is a symbolic link: the store never reads a log through a link. Replace it with the file it leads to, or remove it.`,
-      { details: { path: file } },
-    );
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) throw new Error('it is not a regular file');
-    return fs.readFileSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

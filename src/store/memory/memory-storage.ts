@@ -74,7 +74,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): MemoryStorage
   }
 
   return {
-    specificationVersion: 'v1',
+    specificationVersion: 'v2',
 
     async append(key, entries, writes = []) {
       // Encode first: an entry that is not JSON fails the whole append before anything is stored.

@@ -1,6 +1,6 @@
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import type { SessionKey } from '../storage-adapter.js';
-import type { ReplicatorStatus } from './session-replicator.js';
+import type { ReplicatorStatus } from './replicator-status.js';
 
 const flushMarker = Symbol.for('rewindable.mirror-flush-error');
 

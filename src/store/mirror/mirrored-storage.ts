@@ -6,11 +6,12 @@ import { compareLogs } from './log-comparison.js';
 import { divergedError, flushTimeoutError, remoteUnreadable } from './mirror-errors.js';
 import { lockBoth, RemoteLock } from './mirror-lock.js';
 import type { RetrySettings } from './retry-delay.js';
-import { SessionReplicator, type ReplicatorEvent, type ReplicatorStatus } from './session-replicator.js';
+import type { ReplicatorStatus } from './replicator-status.js';
+import { SessionReplicator, type ReplicatorEvent } from './session-replicator.js';
 
 export { MirrorFlushError } from './mirror-errors.js';
 export type { RetrySettings } from './retry-delay.js';
-export type { ReplicatorStatus as MirrorSessionStatus } from './session-replicator.js';
+export type { ReplicatorStatus as MirrorSessionStatus } from './replicator-status.js';
 
 export interface MirroredStorageOptions {
   /** The store the running session works on: every write lands here first, and reads are answered from here when it can. */
@@ -196,7 +197,7 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
   }
 
   const storage: MirroredStorage = {
-    specificationVersion: 'v1',
+    specificationVersion: 'v2',
     local,
     remote,
     ...localDirectory(local),
@@ -268,21 +269,6 @@ export function mirroredStorage(options: MirroredStorageOptions): MirroredStorag
           .catch((error: unknown) => emit({ type: 'blob-cache-fail', key, hash, error }));
       }
       return fetched;
-    },
-
-    releaseReadCaches(key) {
-      local.releaseReadCaches?.(key);
-      remote.releaseReadCaches?.(key);
-    },
-
-    expectReads(key, hashes) {
-      // Rewinds read the local copy.
-      local.expectReads?.(key, hashes);
-    },
-
-    flushedWithLogLine(size) {
-      // Appends go to the local store first, flushed as it flushes them.
-      return local.flushedWithLogLine?.(size) ?? true;
     },
 
     async hasBlobs(key, hashes) {

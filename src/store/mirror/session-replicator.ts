@@ -5,6 +5,7 @@ import type { BlobWrite, SessionKey, StorageAdapter, StoreEntry } from '../stora
 import { blobsNamedByEntries, compareLogs } from './log-comparison.js';
 import { divergedError, remoteHeldError } from './mirror-errors.js';
 import type { RemoteLock } from './mirror-lock.js';
+import type { ReplicatorStatus } from './replicator-status.js';
 import { retryDelay, type RetrySettings } from './retry-delay.js';
 
 export interface ReplicatorSettings {
@@ -20,17 +21,6 @@ export type ReplicatorEvent =
   /** Another process holds the session on the remote: nothing more of this machine's copy goes there. */
   | { type: 'mirror-locked'; key: SessionKey; error: Error }
   | { type: 'blob-skip'; key: SessionKey; hash: string; reason: string };
-
-export interface ReplicatorStatus {
-  key: SessionKey;
-  /** `idle`: the remote holds everything accepted. `locked`: another process holds the session on the remote, so nothing is copied there. */
-  state: 'idle' | 'pushing' | 'retrying' | 'diverged' | 'locked';
-  pendingEntries: number;
-  pendingBlobs: number;
-  /** Failed attempts in a row. */
-  attempts: number;
-  lastError?: unknown;
-}
 
 interface Versioned {
   entry: StoreEntry;

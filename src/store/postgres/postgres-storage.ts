@@ -112,7 +112,7 @@ export function postgresStorage<PoolType extends PostgresPool = PostgresPool>(op
   }
 
   return {
-    specificationVersion: 'v1',
+    specificationVersion: 'v2',
 
     getInstance: () => connection.pool(),
 

@@ -1,0 +1,87 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { BlobWrite, SessionKey } from '../storage-adapter.js';
+import type { BlobPack, PackBlob } from './blob-pack.js';
+import { writeLooseBlob } from './loose-blobs.js';
+import { nothingToFlush, type SessionPacks } from './session-packs.js';
+
+const deflateRaw = promisify(zlib.deflateRaw);
+/**
+ * Uncompressed size of a bundle. Reading one member inflates its bundle up to
+ * that member, so bundles stay small; deflate's window is 32 KiB, so larger
+ * ones would barely compress better.
+ */
+const bundleBytes = 128 * 1024;
+/** A write of at least this many first versions at once is a bulk backup (a capture scope's first scan): bundled. */
+const bulkMinimumBlobs = 16;
+
+export interface BlobPlacement {
+  packs: SessionPacks;
+  blobsDirectory: string;
+  durable: boolean;
+  /** Blobs of at least this many bytes are loose files shared by all sessions; smaller ones go to the session's pack. */
+  looseBlobMinBytes: number;
+}
+
+/** What a write knows of its blobs from the entries stored with it (see `PathVersions`). */
+export interface BlobHistory {
+  /** Each new version's predecessor: the base of a delta. */
+  previous: ReadonlyMap<string, string>;
+  /** Last versions of files just deleted, to take out of their bundles. */
+  deleted: readonly string[];
+}
+
+const noHistory: BlobHistory = { previous: new Map(), deleted: [] };
+
+/**
+ * Writes the blobs the session's store lacks and returns what makes them
+ * durable. Large ones become loose files (flushed as they are written, noted
+ * in the pack); a bulk of first versions is compressed in bundles; any other
+ * goes to the pack as it is, or as a delta of its predecessor.
+ */
+export async function storeBlobs(placement: BlobPlacement, key: SessionKey, blobs: readonly BlobWrite[], history: BlobHistory = noHistory): Promise<() => Promise<void>> {
+  const loose = blobs.filter((blob) => blob.bytes.length >= placement.looseBlobMinBytes);
+  for (const blob of loose) await writeLooseBlob(placement.blobsDirectory, blob.hash, blob.bytes, placement.durable);
+  const small = blobs.filter((blob) => blob.bytes.length < placement.looseBlobMinBytes);
+  const firstVersions = small.filter((blob) => !history.previous.has(blob.hash));
+  const bulk = firstVersions.length >= bulkMinimumBlobs ? new Set(firstVersions) : new Set<BlobWrite>();
+  const taking = history.deleted.length > 0 ? placement.packs.openWriter(key) : undefined;
+  if (loose.length === 0 && small.length === 0 && taking === undefined) return nothingToFlush;
+  const { pack, flush } = placement.packs.writer(key);
+  pack.noteLoose(loose.map((blob) => blob.hash));
+  pack.takeOut(history.deleted);
+  appendToPack(pack, small.filter((blob) => !bulk.has(blob)), history);
+  if (bulk.size > 0) await appendBundles(pack, [...bulk]);
+  return flush;
+}
+
+function appendToPack(pack: BlobPack, blobs: readonly BlobWrite[], history: BlobHistory): void {
+  if (blobs.length > 0) pack.append(blobs.map((blob): PackBlob => ({ hash: blob.hash, bytes: blob.bytes, similarTo: history.previous.get(blob.hash) })));
+}
+
+/**
+ * Compresses blobs in bundles of about 128 KiB: one compressor per bundle
+ * instead of per file, run on the thread pool in parallel. A bundle that does
+ * not shrink is stored as plain entries.
+ */
+async function appendBundles(pack: BlobPack, blobs: readonly BlobWrite[]): Promise<void> {
+  const seen = new Set<string>();
+  const groups: BlobWrite[][] = [];
+  let size = 0;
+  for (const blob of blobs) {
+    if (pack.has(blob.hash) || seen.has(blob.hash)) continue;
+    seen.add(blob.hash);
+    if (groups.length === 0 || size + blob.bytes.length > bundleBytes) {
+      groups.push([]);
+      size = 0;
+    }
+    groups.at(-1)!.push(blob);
+    size += blob.bytes.length;
+  }
+  const compressed = await Promise.all(groups.map((group) => deflateRaw(Buffer.concat(group.map((blob) => blob.bytes)), { level: 1 })));
+  groups.forEach((group, index) => {
+    const raw = group.reduce((sum, blob) => sum + blob.bytes.length, 0);
+    if (compressed[index]!.length < raw * 0.9) pack.appendBundle(group, compressed[index]!);
+    else pack.append(group);
+  });
+}
