@@ -39,9 +39,9 @@ export const RewindableErrorCode = {
   NOT_A_REGULAR_FILE: 'NOT_A_REGULAR_FILE',
   /** A file is larger than the configured backup size cap. */
   FILE_TOO_LARGE: 'FILE_TOO_LARGE',
-  /** `resume` named a session that does not exist. */
+  /** `session: { resume }` (or `'continue'`) named a session that does not exist. */
   SESSION_NOT_FOUND: 'SESSION_NOT_FOUND',
-  /** `sessionId` named a session that already exists. */
+  /** `session: { id }` named a session that already exists. */
   SESSION_EXISTS: 'SESSION_EXISTS',
   /** Another live process holds the session. */
   SESSION_LOCKED: 'SESSION_LOCKED',
@@ -61,7 +61,7 @@ export const RewindableErrorCode = {
   CAPTURE_FAILED: 'CAPTURE_FAILED',
   /** A real rewind could not be completed; files were rolled back. */
   REWIND_FAILED: 'REWIND_FAILED',
-  /** A write was attempted through a manager opened with `readOnly: true`. */
+  /** A write was attempted through a manager opened with `session: { resume, readOnly: true }`. */
   READ_ONLY: 'READ_ONLY',
   /** The manager was used after `close()`. */
   CLOSED: 'CLOSED',
