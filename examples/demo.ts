@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CheckpointManager, encodeProjectKey, filesystemStorage, type RewindFilesResult, type TranscriptMessage } from '../src/index.js';
+import { CheckpointManager, encodeProjectKey, filesystemStorage, type RewindFilesReady, type TranscriptMessage } from '../src/index.js';
 
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const bold = (text: string) => (color ? `\x1b[1m${text}\x1b[0m` : text);
@@ -28,9 +28,9 @@ const tree = () =>
     .sort()
     .map((name) => `    ${name.padEnd(20)} ${dim(JSON.stringify(fs.readFileSync(path.join(project, name), 'utf8')))}`)
     .join('\n');
-const printRewind = (result: RewindFilesResult) => {
-  for (const file of result.files ?? []) say(`    ${file.action.padEnd(8)} ${show(file.path).padEnd(20)} +${file.insertions} -${file.deletions}`);
-  say(`    ${result.filesChanged?.length ?? 0} files, +${result.insertions} -${result.deletions}, ${result.skippedLinks} refused`);
+const printRewind = (result: RewindFilesReady) => {
+  for (const file of result.files) say(`    ${file.action.padEnd(8)} ${show(file.path).padEnd(20)} +${file.insertions} -${file.deletions}`);
+  say(`    ${result.filesChanged.length} files, +${result.insertions} -${result.deletions}, ${result.skippedLinks} refused`);
 };
 const printConversation = (messages: TranscriptMessage[]) => {
   for (const message of messages) say(`    ${message.type.padEnd(9)} ${JSON.stringify(message.message)}`);
@@ -95,7 +95,7 @@ say(`    status: ${preview.status}; nothing on disk or in the conversation chang
 await manager.close();
 
 // A new manager, as a new process would, resumes the session from disk and rewinds there.
-const resumed = await CheckpointManager.open({ cwd: project, storeDir, resume: manager.sessionId });
+const resumed = await CheckpointManager.open({ cwd: project, storeDir, session: { resume: manager.sessionId } });
 say();
 say(bold('Rewind to before turn 2, files only (in a resumed session)'));
 const filesOnly = await resumed.rewind(second.uuid, { scope: 'files' });

@@ -15,20 +15,21 @@ import {
 } from './conversation/conversation.js';
 import { writeFork, type ForkOptions } from './conversation/fork-session.js';
 import type { RecordMessageInput } from './conversation/record-message.js';
-import type { RewindOptions, RewindResult, RewindScope } from './conversation/rewind-result.js';
+import type { RewindOptions, RewindPartial, RewindResult, RewindScope, RewindSuccess } from './conversation/rewind-result.js';
 import { messageText, type TranscriptMessage } from './conversation/transcript.js';
 import { RewindableError, RewindableErrorCode } from './errors.js';
 import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './paths.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
-import { withToolCallIds, type RewindFilesResult } from './rewind/result.js';
+import { withToolCallIds, type RewindFilesReady, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
 import { dryRunRewind, runRewind } from './rewind/transaction.js';
-import { checkpointNotFoundMessage, findCheckpoint } from './session/find-checkpoint.js';
+import { findCheckpoint } from './session/find-checkpoint.js';
 import { listSessions } from './session/list-sessions.js';
 import { recordToolWrite, type RecordWriteOptions } from './session/record-write.js';
 import { Session, type SessionOpenOptions } from './session/session.js';
+import { sessionChoice } from './session-option.js';
 import { trackFirstBackup } from './session/track-edit.js';
 import { filesystemStorage } from './store/filesystem/filesystem-storage.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
@@ -36,9 +37,7 @@ import { createTools, type ManagerTools } from './tools/index.js';
 import { toolPort, type TrackedWritePort } from './tools/manager-port.js';
 import { SerialQueue } from './util/serial-queue.js';
 
-export { checkpointNotFoundMessage };
 export type { BranchSummary, ForkOptions, RecordWriteOptions, TranscriptEntry };
-export const notEnabledMessage = 'File rewinding is not enabled.';
 
 export interface RewindFilesOptions {
   /** Report what the rewind would do without writing anything. @default false */
@@ -97,7 +96,7 @@ export class CheckpointManager {
   constructor(options: CheckpointManagerOptions) {
     this.options = resolveOptions(options);
     for (const root of [this.options.root, ...this.options.extraRoots]) noteFilesystemOf(root);
-    this.sessionId = this.options.resume ?? this.options.sessionId ?? uuidv4();
+    this.sessionId = this.options.session.id ?? uuidv4();
     this.storage = this.options.enabled
       ? (this.options.storage ?? filesystemStorage({ directory: this.options.storeDir, durability: this.options.durability }))
       : undefined;
@@ -116,13 +115,13 @@ export class CheckpointManager {
 
   /** Creates a manager and waits until its session is open (errors surface here). */
   static async open(options: CheckpointManagerOptions): Promise<CheckpointManager> {
-    if (options.continue === true) {
-      const { continue: _continue, ...rest } = options;
+    if (sessionChoice(options ?? {}) === 'continue') {
+      const { session: _session, continue: _continue, ...rest } = options;
       const [latest] = await listSessions({ cwd: options.cwd, storeDir: options.storeDir, storage: options.storage });
       if (latest === undefined) {
         throw new RewindableError(RewindableErrorCode.SESSION_NOT_FOUND, `There is no session to continue for the project ${options.cwd}. Start one without continue.`);
       }
-      return CheckpointManager.open({ ...rest, resume: latest.sessionId });
+      return CheckpointManager.open({ ...rest, session: { resume: latest.sessionId } });
     }
     const manager = new CheckpointManager(options);
     await manager.opening;
@@ -141,14 +140,14 @@ export class CheckpointManager {
     const { fromSession, atMessage, sessionId, ...rest } = options;
     assertUuid(fromSession, 'session id to fork');
     assertUuid(atMessage, 'message id to fork at');
-    const source = await CheckpointManager.open({ ...rest, resume: fromSession, readOnly: true });
+    const source = await CheckpointManager.open({ ...rest, session: { resume: fromSession, readOnly: true } });
     const newSessionId = sessionId ?? uuidv4();
     try {
       await writeFork((await source.session())!, newSessionId, atMessage);
     } finally {
       await source.close();
     }
-    return CheckpointManager.open({ ...rest, resume: newSessionId });
+    return CheckpointManager.open({ ...rest, session: { resume: newSessionId } });
   }
 
   /** Real path of the project root; tracked paths are reported under it. */
@@ -276,20 +275,19 @@ export class CheckpointManager {
    * thing without writing anything.
    *
    * A dry run never throws for a rewind that cannot happen; it returns
-   * `{ canRewind: false, error }`. A real rewind that cannot happen rejects
-   * with a `RewindableError`.
+   * `{ canRewind: false, error, errorCode }`. A real rewind that cannot happen
+   * rejects with a `RewindableError`, so it only ever resolves `canRewind: true`.
    */
+  rewindFiles(userMessageId: string, options?: RewindFilesOptions & { dryRun?: false }): Promise<RewindFilesReady>;
+  rewindFiles(userMessageId: string, options: RewindFilesOptions): Promise<RewindFilesResult>;
   async rewindFiles(userMessageId: string, options: RewindFilesOptions = {}): Promise<RewindFilesResult> {
     const dryRun = options.dryRun ?? false;
     try {
-      if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
-      assertUuid(userMessageId, 'user message id');
-      const session = (dryRun ? await this.session() : await this.writableSession('a real rewind'))!;
+      const session = await this.sessionToRewind(userMessageId, dryRun);
       return await this.queue.run(() => this.rewindFilesNow(session, userMessageId, { dryRun, skipConflicts: options.skipConflicts ?? false }));
     } catch (error) {
       if (!dryRun) throw error;
-      const typed = RewindableError.isInstance(error) ? error : undefined;
-      return { canRewind: false, dryRun, error: typed?.message ?? String(error), errorCode: typed?.code ?? RewindableErrorCode.REWIND_FAILED };
+      return { canRewind: false, dryRun, ...refusalOf(error) };
     }
   }
 
@@ -336,30 +334,34 @@ export class CheckpointManager {
    * Rewinds the files, the conversation, or both, to just before a user
    * message. `files` is `rewindFiles`; `conversation` moves the active leaf to
    * the message's parent (nothing is deleted: the old branch stays
-   * readable) and returns the messages to show. Never throws for a rewind
-   * that cannot happen: the result's `status` says `rejected`, with `error`.
+   * readable) and returns the messages to show. As with `rewindFiles`, a dry
+   * run that cannot happen answers `status: 'rejected'` with `error` and
+   * `errorCode`, and a real run that cannot happen rejects with a `RewindableError`.
    */
+  rewind(userMessageId: string, options?: RewindOptions & { dryRun?: false }): Promise<RewindSuccess | RewindPartial>;
+  rewind(userMessageId: string, options: RewindOptions): Promise<RewindResult>;
   async rewind(userMessageId: string, options: RewindOptions = {}): Promise<RewindResult> {
     const scope: RewindScope = options.scope ?? 'both';
     const dryRun = options.dryRun ?? false;
     try {
-      if (!['files', 'conversation', 'both'].includes(scope)) {
-        throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`);
+      if (!rewindScopes.includes(scope)) {
+        throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`, {
+          details: { option: 'scope' },
+        });
       }
-      if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
-      assertUuid(userMessageId, 'user message id');
-      const session = (dryRun ? await this.session() : await this.writableSession('a real rewind'))!;
-      return await this.queue.run(async () => {
+      const session = await this.sessionToRewind(userMessageId, dryRun);
+      return await this.queue.run(async (): Promise<RewindResult> => {
         const message = scope === 'files' ? undefined : userMessageOf(session.state, userMessageId);
         const files = scope === 'conversation' ? undefined : await this.rewindFilesNow(session, userMessageId, { dryRun, skipConflicts: options.skipConflicts ?? false });
         const conversation = message === undefined ? undefined : await rewindConversation(session, message, dryRun);
+        const parts = { scope, ...(files ? { files } : {}), ...(conversation ? { conversation } : {}) };
         const failures = files?.skipped ?? [];
-        const status = dryRun ? 'ready' : failures.length > 0 ? 'partial' : 'success';
-        return { status, scope, dryRun, ...(files ? { files } : {}), ...(conversation ? { conversation } : {}), ...(failures.length > 0 ? { failures } : {}) };
+        if (dryRun) return { status: 'ready', dryRun, ...parts, ...(failures.length > 0 ? { failures } : {}) };
+        return failures.length > 0 ? { status: 'partial', dryRun, ...parts, failures } : { status: 'success', dryRun, ...parts };
       });
     } catch (error) {
-      if (!RewindableError.isInstance(error)) throw error;
-      return { status: 'rejected', scope, dryRun, error: error.message, errorCode: error.code };
+      if (!dryRun) throw error;
+      return { status: 'rejected', scope, dryRun, ...refusalOf(error) };
     }
   }
 
@@ -368,9 +370,7 @@ export class CheckpointManager {
    * `userMessageId`: what a rewind would do to each, as a unified patch.
    */
   async diffFiles(userMessageId: string, options: DiffOptions = {}): Promise<FileDiff[]> {
-    if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, notEnabledMessage);
-    assertUuid(userMessageId, 'user message id');
-    const session = (await this.session())!;
+    const session = await this.sessionToRewind(userMessageId, true);
     return this.queue.run(async () => diffAgainstCheckpoint(session, await findCheckpoint(session, userMessageId), options));
   }
 
@@ -432,8 +432,8 @@ export class CheckpointManager {
         maxFileBytes: this.options.maxFileBytes,
         confinement: { extraRoots: this.scope.extraRoots, storeDirectory: this.scope.storeDirectory },
       });
-    const session = await open(this.sessionId, this.options.readOnly ? 'read' : this.options.resume !== undefined ? 'resume' : 'create');
-    if (this.options.readOnly) return session;
+    const session = await open(this.sessionId, this.options.session.mode);
+    if (this.options.session.mode === 'read') return session;
     try {
       const own = await recoverSession(session);
       // Another session's rewind a crash interrupted is rolled back too: its user may never reopen that session.
@@ -455,8 +455,15 @@ export class CheckpointManager {
     return this.opening;
   }
 
+  /** The session a rewind (or its preview, or a diff) of `userMessageId` runs in, after what makes one impossible before any file is read. */
+  private async sessionToRewind(userMessageId: string, dryRun: boolean): Promise<Session> {
+    if (!this.options.enabled) throw new RewindableError(RewindableErrorCode.NOT_ENABLED, 'File rewinding is not enabled.');
+    assertUuid(userMessageId, 'user message id');
+    return (dryRun ? await this.session() : await this.writableSession('a real rewind'))!;
+  }
+
   /** The file rewind, run inside the queue. */
-  private async rewindFilesNow(session: Session, userMessageId: string, options: { dryRun: boolean; skipConflicts: boolean }): Promise<RewindFilesResult> {
+  private async rewindFilesNow(session: Session, userMessageId: string, options: { dryRun: boolean; skipConflicts: boolean }): Promise<RewindFilesReady> {
     const target = await findCheckpoint(session, userMessageId);
     const toolCalls = session.state.toolCallsTakenBack(target.index); // before the rewind: its end record changes them
     return withToolCallIds(await (options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts)), toolCalls);
@@ -485,7 +492,7 @@ export class CheckpointManager {
 
   /** The session, once open, unless it is read-only. Not an async function: a tracked Edit asks for it on every call. */
   private writableSession(action: string): Promise<Session | undefined> {
-    if (!this.options.readOnly) return this.session();
+    if (this.options.session.mode !== 'read') return this.session();
     return this.session().then(() => {
       throw new RewindableError(
         RewindableErrorCode.READ_ONLY,
@@ -493,6 +500,14 @@ export class CheckpointManager {
       );
     });
   }
+}
+
+const rewindScopes: readonly string[] = ['files', 'conversation', 'both'] satisfies RewindScope[];
+
+/** What a dry run answers for a rewind that cannot happen: the typed error's message and code. */
+function refusalOf(error: unknown): { error: string; errorCode: RewindableErrorCode } {
+  if (RewindableError.isInstance(error)) return { error: error.message, errorCode: error.code };
+  return { error: String(error), errorCode: RewindableErrorCode.REWIND_FAILED };
 }
 
 /** The store's own directory, when it has one, in canonical form (it is never tracked). */

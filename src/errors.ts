@@ -39,9 +39,9 @@ export const RewindableErrorCode = {
   NOT_A_REGULAR_FILE: 'NOT_A_REGULAR_FILE',
   /** A file is larger than the configured backup size cap. */
   FILE_TOO_LARGE: 'FILE_TOO_LARGE',
-  /** `resume` named a session that does not exist. */
+  /** `session: { resume }` (or `'continue'`) named a session that does not exist. */
   SESSION_NOT_FOUND: 'SESSION_NOT_FOUND',
-  /** `sessionId` named a session that already exists. */
+  /** `session: { id }` named a session that already exists. */
   SESSION_EXISTS: 'SESSION_EXISTS',
   /** Another live process holds the session. */
   SESSION_LOCKED: 'SESSION_LOCKED',
@@ -61,7 +61,7 @@ export const RewindableErrorCode = {
   CAPTURE_FAILED: 'CAPTURE_FAILED',
   /** A real rewind could not be completed; files were rolled back. */
   REWIND_FAILED: 'REWIND_FAILED',
-  /** A write was attempted through a manager opened with `readOnly: true`. */
+  /** A write was attempted through a manager opened with `session: { resume, readOnly: true }`. */
   READ_ONLY: 'READ_ONLY',
   /** The manager was used after `close()`. */
   CLOSED: 'CLOSED',
@@ -73,28 +73,87 @@ export const RewindableErrorCode = {
 
 export type RewindableErrorCode = (typeof RewindableErrorCode)[keyof typeof RewindableErrorCode];
 
-export interface RewindableErrorOptions {
+/** A code whose errors carry no `details`. */
+type NoDetails = Record<string, never>;
+
+/**
+ * What `details` holds for each code: the values a program needs to act on
+ * the failure without parsing the message. Fields marked optional are set
+ * only where the failing call knows them.
+ */
+export type RewindableErrorDetails = {
+  INVALID_OPTIONS: { option?: string };
+  CWD_NOT_FOUND: { path?: string };
+  NOT_ENABLED: NoDetails;
+  // The value given, which need not be a string.
+  INVALID_ID: { id: unknown };
+  CHECKPOINT_NOT_FOUND: { id: string };
+  CHECKPOINT_IN_OTHER_SESSION: { id: string; sessionId: string };
+  CHECKPOINT_ID_REUSED: { id?: string };
+  NO_CHECKPOINT: NoDetails;
+  MESSAGE_NOT_FOUND: { uuid?: string; parentUuid?: string; messageUuid?: string };
+  MESSAGE_CONFLICT: { uuid: string };
+  INVALID_MESSAGE: NoDetails;
+  INVALID_PATH: NoDetails;
+  PATH_OUTSIDE_PROJECT: { path: string; resolved?: string };
+  PATH_IN_STORE: { path: string };
+  PATH_IS_LINK: { path: string; tool?: string };
+  NOT_A_REGULAR_FILE: { path: string; tool?: string };
+  FILE_TOO_LARGE: { path: string; tool?: string };
+  SESSION_NOT_FOUND: { sessionId?: string; projectKey?: string };
+  SESSION_EXISTS: { sessionId: string; projectKey: string; cwd?: string };
+  SESSION_LOCKED: {
+    sessionId?: string;
+    projectKey?: string;
+    pid?: number | null;
+    hostname?: string | null;
+    leaseExpiresAt?: string;
+    lockPath?: string;
+    reason?: 'lock-lost' | 'remote-held';
+  };
+  PROJECT_MISMATCH: { sessionId: string; cwd: string };
+  LOG_CORRUPT: { entry?: number; line?: number; byteOffset?: number };
+  MIRROR_FLUSH_TIMEOUT: { pendingEntries: number; pendingBlobs: number; sessions: string[]; reason: 'flush-timeout' };
+  SESSION_DIVERGED: { sessionId: string; projectKey: string; divergedAt: number; reason: 'diverged' };
+  FILE_IO: { path: string };
+  STORE_IO: { path?: string; retryable?: boolean; missingPackage?: string };
+  CAPTURE_FAILED: { path?: string };
+  REWIND_FAILED: { undoCheckpointId?: string; path?: string };
+  READ_ONLY: NoDetails;
+  CLOSED: NoDetails;
+  INVALID_TOOL_INPUT: { tool: string; field: string };
+  TOOL_FAILED: { tool: string; [key: string]: unknown };
+};
+
+/**
+ * The `details` of an error of `Code`: typed for one code; for the full union
+ * any field reads as `unknown`, so code that does not narrow keeps compiling.
+ */
+export type RewindableErrorDetailsOf<Code extends RewindableErrorCode> = RewindableErrorDetails[Code] & { readonly [field: string]: unknown };
+
+export interface RewindableErrorOptions<Code extends RewindableErrorCode = RewindableErrorCode> {
   cause?: unknown;
   /** Extra structured context (paths, ids) for logs and programs. */
-  details?: Record<string, unknown>;
+  details?: RewindableErrorDetailsOf<Code>;
 }
 
 /**
  * The one error type rewindable throws. Every failure carries a stable `code`
- * and a message that says what went wrong and what to do about it.
+ * and a message that says what went wrong and what to do about it; `details`
+ * is typed by the code once it is known (`RewindableError.hasCode`).
  *
  * @example
  * try { await manager.rewindFiles(id); }
  * catch (error) {
- *   if (RewindableError.isInstance(error) && error.code === 'CHECKPOINT_NOT_FOUND') { ... }
+ *   if (RewindableError.hasCode(error, 'CHECKPOINT_NOT_FOUND')) console.log(error.details?.id);
  * }
  */
-export class RewindableError extends Error {
+export class RewindableError<Code extends RewindableErrorCode = RewindableErrorCode> extends Error {
   readonly [marker] = true;
-  readonly code: RewindableErrorCode;
-  readonly details: Record<string, unknown> | undefined;
+  readonly code: Code;
+  readonly details: RewindableErrorDetailsOf<Code> | undefined;
 
-  constructor(code: RewindableErrorCode, message: string, options: RewindableErrorOptions = {}) {
+  constructor(code: Code, message: string, options: RewindableErrorOptions<Code> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RewindableError';
     this.code = code;
@@ -104,6 +163,11 @@ export class RewindableError extends Error {
   /** True for errors thrown by any copy of rewindable (works across bundles and realms). */
   static isInstance(error: unknown): error is RewindableError {
     return typeof error === 'object' && error !== null && marker in error;
+  }
+
+  /** True for a rewindable error with this code; narrows `details` to that code's shape. */
+  static hasCode<Code extends RewindableErrorCode>(error: unknown, code: Code): error is RewindableError<Code> {
+    return RewindableError.isInstance(error) && error.code === code;
   }
 }
 

@@ -1,13 +1,24 @@
-export { CheckpointManager, checkpointNotFoundMessage, notEnabledMessage } from './checkpoint-manager.js';
+export { CheckpointManager } from './checkpoint-manager.js';
 export type { BranchSummary, CheckpointSummary, ForkOptions, RecordWriteOptions, RewindFilesOptions, TranscriptEntry } from './checkpoint-manager.js';
 export type { RecordMessageInput } from './conversation/record-message.js';
-export type { ConversationRewind, RewindOptions, RewindResult, RewindScope, RewindStatus } from './conversation/rewind-result.js';
+export type {
+  ConversationRewind,
+  RewindOptions,
+  RewindPartial,
+  RewindReady,
+  RewindRejected,
+  RewindResult,
+  RewindScope,
+  RewindStatus,
+  RewindSuccess,
+} from './conversation/rewind-result.js';
 export type { TranscriptMessage } from './conversation/transcript.js';
 export type { ToolCallWrites } from './session/session-state.js';
 export type { CheckpointManagerOptions } from './options.js';
+export type { SessionOption } from './session-option.js';
 export { RewindableError, RewindableErrorCode } from './errors.js';
-export type { RewindableErrorOptions } from './errors.js';
-export type { RewindFileChange, RewindFilesResult } from './rewind/result.js';
+export type { RewindableErrorDetails, RewindableErrorDetailsOf, RewindableErrorOptions } from './errors.js';
+export type { RewindFileChange, RewindFilesReady, RewindFilesRefused, RewindFilesResult } from './rewind/result.js';
 export type { SkippedPath, SkipReason } from './rewind/plan.js';
 export type { InterruptedRewind } from './rewind/recover-rewinds.js';
 export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';

@@ -2,30 +2,29 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { RewindableError, RewindableErrorCode } from './errors.js';
-import { assertUuid } from './paths.js';
+import { openedSession, sessionChoice, type OpenedSession, type SessionOption } from './session-option.js';
 import type { CaptureOptions } from './capture/capture-options.js';
+import type { Durability } from './store/filesystem/filesystem-storage.js';
 import type { StorageAdapter } from './store/storage-adapter.js';
 import { isStorageAdapter, type StorageAdapterV1 } from './store/storage-adapter-v1.js';
 
 export interface CheckpointManagerOptions {
   /** Absolute path of the project directory the agent works in. Required. */
   cwd: string;
-  /** Start a new session with this UUID. Fails with `SESSION_EXISTS` if it exists. Default: a new random UUID. */
+  /**
+   * Which session to open: `{ id? }` starts a new one, `{ resume, readOnly? }`
+   * reopens one, `'continue'` reopens the project's most recent one (with
+   * `CheckpointManager.open()` only). See `SessionOption`.
+   * @default {} (a new session with a random UUID)
+   */
+  session?: SessionOption;
+  /** @deprecated Use `session: { id }`. */
   sessionId?: string;
-  /** Reopen an existing session. Fails with `SESSION_NOT_FOUND` if it does not exist. */
+  /** @deprecated Use `session: { resume }`. */
   resume?: string;
-  /**
-   * Reopen the project's most recent session. Only with `CheckpointManager.open()`
-   * (the session id is not known before the store is read).
-   * @default false
-   */
+  /** @deprecated Use `session: 'continue'`. */
   continue?: boolean;
-  /**
-   * Open an existing session (`resume` required) without its lock, to list,
-   * diff and dry-run while another process may be writing to it. Anything that
-   * writes fails with `READ_ONLY`.
-   * @default false
-   */
+  /** @deprecated Use `session: { resume, readOnly: true }`. */
   readOnly?: boolean;
   /**
    * Where the default filesystem storage keeps sessions and backups.
@@ -44,8 +43,11 @@ export interface CheckpointManagerOptions {
    * `full`: backups and their log records are flushed to disk (fsync) before
    * `trackEdit()` and `checkpoint()` return, and rewound files before
    * `rewindFiles()` returns. `none`: handed to the operating system without
-   * flushing: a killed process loses nothing, a power cut may.
-   * @default 'full'
+   * flushing: a killed process loses nothing, a power cut may. The one knob
+   * for both the store and the project files: a `storage` with a
+   * `durability` of its own (`filesystemStorage({ durability })`) sets it
+   * too, and a different value here is an `INVALID_OPTIONS` error.
+   * @default the `durability` of `storage` when it has one, else 'full'
    */
   durability?: 'full' | 'none';
   /** Directories outside `cwd` whose files may be tracked too. */
@@ -69,6 +71,7 @@ export interface CheckpointManagerOptions {
 
 const optionsSchema = z.object({
   cwd: z.string({ error: 'cwd is required: the absolute path of the project directory' }).min(1, 'cwd must not be empty'),
+  session: z.unknown().optional(), // checked by sessionChoice, for messages that name the choices
   sessionId: z.string().optional(),
   resume: z.string().optional(),
   readOnly: z.boolean().optional(),
@@ -87,9 +90,7 @@ const optionsSchema = z.object({
 export interface ResolvedOptions {
   givenRoot: string;
   root: string;
-  sessionId: string | undefined;
-  resume: string | undefined;
-  readOnly: boolean;
+  session: OpenedSession;
   storeDir: string | undefined;
   storage: StorageAdapter | undefined;
   enabled: boolean;
@@ -104,36 +105,42 @@ export function resolveOptions(options: CheckpointManagerOptions): ResolvedOptio
   const parsed = optionsSchema.safeParse(options ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Invalid CheckpointManager options: ${issue.path.join('.') || 'options'}: ${issue.message}.`);
+    const option = issue.path.join('.');
+    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Invalid CheckpointManager options: ${option || 'options'}: ${issue.message}.`, {
+      details: option === '' ? {} : { option },
+    });
   }
   const value = parsed.data;
-  if (value.sessionId !== undefined && value.resume !== undefined) {
-    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'Pass either sessionId (to start a new session) or resume (to reopen one), not both.');
-  }
-  if (value.continue === true) {
-    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'continue finds the session to reopen by reading the store: use `await CheckpointManager.open({ cwd, continue: true })`.');
-  }
-  if (value.readOnly === true && value.resume === undefined) {
-    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'readOnly needs resume: the id of the session to open.');
-  }
-  if (value.sessionId !== undefined) assertUuid(value.sessionId, 'session id');
-  if (value.resume !== undefined) assertUuid(value.resume, 'session id to resume');
+  const session = openedSession(sessionChoice(value));
   const givenRoot = path.resolve(value.cwd);
   const root = realDirectory(givenRoot, 'cwd');
   return {
     givenRoot,
     root,
-    sessionId: value.sessionId,
-    resume: value.resume,
-    readOnly: value.readOnly ?? false,
+    session,
     storeDir: value.storeDir,
     storage: value.storage,
     enabled: value.enabled ?? true,
-    durability: value.durability ?? 'full',
+    durability: durabilityOf(value.durability, value.storage),
     extraRoots: (value.extraRoots ?? []).map((extra) => realDirectory(path.resolve(givenRoot, extra), 'extraRoots')),
     capture: value.capture as CaptureOptions | boolean | undefined,
     maxFileBytes: value.maxFileBytes ?? 64 * 1024 * 1024,
   };
+}
+
+/** The one durability of the manager and its store: given once, or the same value twice. */
+function durabilityOf(given: Durability | undefined, storage: StorageAdapter | undefined): Durability {
+  const stored = (storage as { durability?: unknown } | undefined)?.durability;
+  const ofStorage = stored === 'full' || stored === 'none' ? stored : undefined;
+  if (given !== undefined && ofStorage !== undefined && given !== ofStorage) {
+    throw new RewindableError(
+      RewindableErrorCode.INVALID_OPTIONS,
+      `Invalid CheckpointManager options: durability '${given}' contradicts the storage's own durability '${ofStorage}'. ` +
+        'Set it in one place: on the storage (filesystemStorage({ durability })), or on the manager with a storage that has none.',
+      { details: { option: 'durability' } },
+    );
+  }
+  return given ?? ofStorage ?? 'full';
 }
 
 function realDirectory(directory: string, option: string): string {
@@ -141,10 +148,14 @@ function realDirectory(directory: string, option: string): string {
   try {
     real = fs.realpathSync.native(directory);
   } catch {
-    throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The ${option} directory ${directory} does not exist. Pass the absolute path of an existing project directory.`);
+    throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The ${option} directory ${directory} does not exist. Pass the absolute path of an existing project directory.`, {
+      details: { path: directory },
+    });
   }
   if (!fs.statSync(real).isDirectory()) {
-    throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The ${option} path ${directory} is not a directory. Pass the project directory, not a file in it.`);
+    throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The ${option} path ${directory} is not a directory. Pass the project directory, not a file in it.`, {
+      details: { path: directory },
+    });
   }
   return real;
 }

@@ -47,7 +47,7 @@ export async function resolveTarget(invocation: Invocation, typed: { session?: s
 
 /** Opens a resolved session. A real rewind takes the lock and fails with SESSION_LOCKED if another process holds it. */
 export async function openManager(invocation: Invocation, found: FoundSession, options: OpenOptions): Promise<CheckpointManager> {
-  return CheckpointManager.open({ cwd: found.cwd, resume: found.sessionId, readOnly: options.readOnly, storeDir: invocation.storeDir });
+  return CheckpointManager.open({ cwd: found.cwd, session: { resume: found.sessionId, readOnly: options.readOnly }, storeDir: invocation.storeDir });
 }
 
 /** Runs `work` with the session open, and closes it (releasing any lock) whatever happens. */

@@ -1,16 +1,10 @@
-import type { RewindFilesResult } from '../rewind/result.js';
+import type { RewindableErrorCode } from '../errors.js';
+import type { RewindFilesReady } from '../rewind/result.js';
 import type { SkippedPath } from '../rewind/plan.js';
 import type { TranscriptMessage } from './transcript.js';
 
 /** What `rewind()` acts on: the files, the conversation, or both. */
 export type RewindScope = 'files' | 'conversation' | 'both';
-
-/**
- * `ready`: a dry run found the rewind possible. `success`: done in full.
- * `partial`: done, but some files were left alone (see `failures`).
- * `rejected`: nothing was changed (see `error`).
- */
-export type RewindStatus = 'ready' | 'success' | 'partial' | 'rejected';
 
 export interface RewindOptions {
   /** @default 'both' */
@@ -30,17 +24,57 @@ export interface ConversationRewind {
   rewoundMessage: TranscriptMessage;
 }
 
-export interface RewindResult {
-  status: RewindStatus;
+/**
+ * What `rewind()` answers, discriminated on `status`. A real run that cannot
+ * happen rejects with a `RewindableError`; only a dry run answers `rejected`.
+ */
+export type RewindResult = RewindReady | RewindSuccess | RewindPartial | RewindRejected;
+
+/** `ready`: a dry run found the rewind possible. `success`: done in full. `partial`: done, some files left alone. `rejected`: a dry run found it impossible. */
+export type RewindStatus = RewindResult['status'];
+
+interface RewindParts {
   scope: RewindScope;
-  dryRun: boolean;
-  /** Why nothing changed (`rejected`); safe to show to an end user. */
-  error?: string;
-  errorCode?: string;
   /** The file part (scopes `files` and `both`). */
-  files?: RewindFilesResult;
+  files?: RewindFilesReady;
   /** The conversation part (scopes `conversation` and `both`). */
   conversation?: ConversationRewind;
-  /** Files that could not be restored, with reasons (`partial`). */
+  error?: undefined;
+  errorCode?: undefined;
+}
+
+/** A dry run of a rewind that can happen. */
+export interface RewindReady extends RewindParts {
+  status: 'ready';
+  dryRun: true;
+  /** Files the rewind would leave alone, with reasons. */
   failures?: SkippedPath[];
+}
+
+/** A real rewind done in full. */
+export interface RewindSuccess extends RewindParts {
+  status: 'success';
+  dryRun: false;
+  failures?: undefined;
+}
+
+/** A real rewind done, but with some files left alone. */
+export interface RewindPartial extends RewindParts {
+  status: 'partial';
+  dryRun: false;
+  /** Files that could not be restored, with reasons. */
+  failures: SkippedPath[];
+}
+
+/** A dry run of a rewind that cannot happen; nothing was changed. */
+export interface RewindRejected {
+  status: 'rejected';
+  scope: RewindScope;
+  dryRun: true;
+  /** Why not; safe to show to an end user. */
+  error: string;
+  errorCode: RewindableErrorCode;
+  files?: undefined;
+  conversation?: undefined;
+  failures?: undefined;
 }

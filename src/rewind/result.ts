@@ -1,3 +1,4 @@
+import type { RewindableErrorCode } from '../errors.js';
 import type { RewindAction } from '../schemas.js';
 import { safetyRefusals, type Refusal } from '../refusal.js';
 import type { PlannedChange, SkippedPath } from './plan.js';
@@ -24,45 +25,73 @@ export interface RewindFileChange {
   toolCallIds: string[];
 }
 
-export interface RewindFilesResult {
-  canRewind: boolean;
-  /** Set when `canRewind` is false; safe to show to an end user as is. */
-  error?: string;
-  /** The `RewindableError` code behind `error`. */
-  errorCode?: string;
+/**
+ * What `rewindFiles` answers, discriminated on `canRewind` (the Claude Agent
+ * SDK's field): `RewindFilesReady` for a rewind that can happen (dry run) or
+ * happened, `RewindFilesRefused` for a dry run of one that cannot. A real run
+ * that cannot happen rejects with a `RewindableError` instead.
+ */
+export type RewindFilesResult = RewindFilesReady | RewindFilesRefused;
+
+/** A rewind that can happen (dry run) or happened (real run). */
+export interface RewindFilesReady {
+  canRewind: true;
+  dryRun: boolean;
   /** Absolute paths the rewind changes (dry run) or changed. */
-  filesChanged?: string[];
+  filesChanged: string[];
   /** Lines the rewind adds back, over all files. */
-  insertions?: number;
+  insertions: number;
   /** Lines the rewind removes, over all files. */
-  deletions?: number;
+  deletions: number;
   /** Tracked paths refused for safety: links, hard links, non-regular files, moved parents, unreadable backups. */
-  skippedLinks?: number;
+  skippedLinks: number;
   /**
    * `skipped` counted by reason, every reason that occurs (safety refusals,
    * conflicts, too-large files...). `skippedLinks` keeps the Claude SDK's
    * meaning; this tells its causes apart. Reasons with no path are absent.
    */
-  skippedByReason?: Partial<Record<Refusal, number>>;
+  skippedByReason: Partial<Record<Refusal, number>>;
   /** Per-file detail of `filesChanged`. */
-  files?: RewindFileChange[];
+  files: RewindFileChange[];
   /** Every path left alone, with the reason. */
-  skipped?: SkippedPath[];
+  skipped: SkippedPath[];
   /** Paths changed by someone other than the tracked tools since they last wrote them. */
-  conflicts?: string[];
+  conflicts: string[];
   /**
    * Directories the session's tools created that the rewind removes (dry
    * run) or removed, because the files it deletes leave them empty. Never
    * one that existed at the target checkpoint, one holding anything else, or
    * a link. Undoing the rewind brings them back with the files.
    */
-  directoriesRemoved?: string[];
+  directoriesRemoved: string[];
   /** Real runs: the checkpoint holding the state just before this rewind. Rewind to it to undo. */
   undoCheckpointId?: string;
-  dryRun?: boolean;
+  error?: undefined;
+  errorCode?: undefined;
 }
 
-export function summarize(changes: readonly PlannedChange[], skipped: readonly SkippedPath[], dryRun: boolean, directoriesRemoved: readonly string[] = []): RewindFilesResult {
+/** A dry run's answer for a rewind that cannot happen; nothing else is reported. */
+export interface RewindFilesRefused {
+  canRewind: false;
+  dryRun: true;
+  /** Why not; safe to show to an end user as is. */
+  error: string;
+  /** The `RewindableError` code behind `error`. */
+  errorCode: RewindableErrorCode;
+  // Absent, declared so that code written for one loose shape (the Claude SDK's) reads them without narrowing first.
+  filesChanged?: undefined;
+  insertions?: undefined;
+  deletions?: undefined;
+  skippedLinks?: undefined;
+  skippedByReason?: undefined;
+  files?: undefined;
+  skipped?: undefined;
+  conflicts?: undefined;
+  directoriesRemoved?: undefined;
+  undoCheckpointId?: undefined;
+}
+
+export function summarize(changes: readonly PlannedChange[], skipped: readonly SkippedPath[], dryRun: boolean, directoriesRemoved: readonly string[] = []): RewindFilesReady {
   const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   const files = [...changes].sort(byPath).map(
     (change): RewindFileChange => ({
@@ -98,7 +127,6 @@ export function summarize(changes: readonly PlannedChange[], skipped: readonly S
 }
 
 /** The result with each file's `toolCallIds`, from `SessionState.toolCallsTakenBack` as it was before the rewind ran. */
-export function withToolCallIds(result: RewindFilesResult, toolCallIds: ReadonlyMap<string, string[]>): RewindFilesResult {
-  if (result.files === undefined) return result;
+export function withToolCallIds(result: RewindFilesReady, toolCallIds: ReadonlyMap<string, string[]>): RewindFilesReady {
   return { ...result, files: result.files.map((file) => ({ ...file, toolCallIds: [...(toolCallIds.get(file.path) ?? [])] })) };
 }

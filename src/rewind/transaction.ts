@@ -7,7 +7,7 @@ import { DirectoryCache } from '../fs/directory-cache.js';
 import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
-import { summarize, type RewindFilesResult } from './result.js';
+import { summarize, type RewindFilesReady } from './result.js';
 import { clearOwnPendingRewind, notePendingRewind } from './pending-rewind-note.js';
 import { LineStatsCache } from './stats-cache.js';
 
@@ -34,7 +34,7 @@ const keptCurrentBytes = 16 * 1024 * 1024;
  * back to the state it last saw, as a database aborts a transaction that
  * did not commit.
  */
-export async function runRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
+export async function runRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesReady> {
   const directories = new DirectoryCache();
   try {
     return await runRewindIn(session, target, skipConflicts, directories);
@@ -43,7 +43,7 @@ export async function runRewind(session: Session, target: CheckpointInfo, skipCo
   }
 }
 
-async function runRewindIn(session: Session, target: CheckpointInfo, skipConflicts: boolean, directories: DirectoryCache): Promise<RewindFilesResult> {
+async function runRewindIn(session: Session, target: CheckpointInfo, skipConflicts: boolean, directories: DirectoryCache): Promise<RewindFilesReady> {
   startWorkersFor(() => restoresLikely(session, target));
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
@@ -90,7 +90,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
 }
 
 /** Steps 3 and 4 of `runRewind`: the changes, then the end record, or the rollback. */
-async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, rewindId: string, undoCheckpointId: string, directories: DirectoryCache): Promise<RewindFilesResult> {
+async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, rewindId: string, undoCheckpointId: string, directories: DirectoryCache): Promise<RewindFilesReady> {
   const outcome = await applyChanges(applyContext(session, directories), plan.changes, plan.directoriesRemoved);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
@@ -125,7 +125,7 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
   return { ...result, undoCheckpointId };
 }
 
-export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
+export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesReady> {
   const directories = new DirectoryCache();
   try {
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
@@ -145,7 +145,7 @@ export async function dryRunRewind(session: Session, target: CheckpointInfo, ski
  * which no checkpoint holds. Safe to repeat: if this crashes too, the next
  * open does the same again.
  */
-export async function recoverInterruptedRewind(session: Session): Promise<RewindFilesResult | undefined> {
+export async function recoverInterruptedRewind(session: Session): Promise<RewindFilesReady | undefined> {
   const begin = session.state.interruptedRewind;
   if (begin === undefined) return undefined;
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
@@ -165,7 +165,7 @@ async function rollBackInterrupted(
   undo: CheckpointInfo,
   planned: ReadonlySet<string>,
   directories: DirectoryCache,
-): Promise<RewindFilesResult> {
+): Promise<RewindFilesReady> {
   const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, planned, directories));
   const outcome = await applyChanges(applyContext(session, directories), plan.changes);
   noteWritten(outcome);
@@ -305,7 +305,7 @@ function noteWritten(outcome: ApplyOutcome): void {
   }
 }
 
-function endRecord(session: Session, rewindId: string, status: RewindEndRecord['status'], result: RewindFilesResult, error?: string): RewindEndRecord {
+function endRecord(session: Session, rewindId: string, status: RewindEndRecord['status'], result: RewindFilesReady, error?: string): RewindEndRecord {
   return {
     type: 'rewind-end',
     rewindId,

@@ -22,7 +22,7 @@ export async function findCheckpoint(session: Session, id: string): Promise<Chec
         throw new RewindableError(
           RewindableErrorCode.CHECKPOINT_IN_OTHER_SESSION,
           `${checkpointNotFoundMessage} Message ${id} is a checkpoint of session ${other.sessionId} of this project, not of session ${key.sessionId}; open that session with resume to rewind to it.`,
-          { details: { sessionId: other.sessionId } },
+          { details: { id, sessionId: other.sessionId } },
         );
       }
     }

@@ -68,16 +68,22 @@ describe('rewind(id, { scope, dryRun })', () => {
     expect(result.conversation?.leafUuid).toBeNull();
   });
 
-  it("is 'rejected', changing nothing, when the message has no checkpoint or the manager is disabled", async () => {
+  it("a dry run is 'rejected' and a real run rejects with the same code and message, changing nothing, when the message has no checkpoint or the manager is disabled", async () => {
     const { project, manager, answerOne } = await twoTurns();
     const files = project.snapshot();
     const orphan = await manager.recordMessage({ type: 'user', message: 'recorded without a checkpoint', parentUuid: answerOne.uuid });
-    expect(await manager.rewind(orphan.uuid)).toMatchObject({ status: 'rejected', errorCode: 'CHECKPOINT_NOT_FOUND', error: 'No file checkpoint found for this message.' });
+    const notFound = { errorCode: 'CHECKPOINT_NOT_FOUND', error: 'No file checkpoint found for this message.' };
+    expect(await manager.rewind(orphan.uuid, { dryRun: true })).toMatchObject({ status: 'rejected', dryRun: true, ...notFound });
+    await expect(manager.rewind(orphan.uuid)).rejects.toMatchObject({ code: notFound.errorCode, message: notFound.error });
+    expect(project.snapshot()).toEqual(files);
+    expect((await manager.getTranscript()).at(-1)!.uuid).toBe(orphan.uuid);
     expect(await manager.rewind(orphan.uuid, { scope: 'conversation' })).toMatchObject({ status: 'success' });
     expect(project.snapshot()).toEqual(files);
     const disabled = new CheckpointManager({ cwd: project.root, enabled: false });
-    expect(await disabled.rewind(newId())).toMatchObject({ status: 'rejected', error: 'File rewinding is not enabled.' });
-    expect(await manager.rewind(orphan.uuid, { scope: 'everything' as never })).toMatchObject({ status: 'rejected', errorCode: 'INVALID_OPTIONS' });
+    expect(await disabled.rewind(newId(), { dryRun: true })).toMatchObject({ status: 'rejected', errorCode: 'NOT_ENABLED', error: 'File rewinding is not enabled.' });
+    await expect(disabled.rewind(newId())).rejects.toMatchObject({ code: 'NOT_ENABLED', message: 'File rewinding is not enabled.' });
+    expect(await manager.rewind(orphan.uuid, { scope: 'everything' as never, dryRun: true })).toMatchObject({ status: 'rejected', errorCode: 'INVALID_OPTIONS' });
+    await expect(manager.rewind(orphan.uuid, { scope: 'everything' as never })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
   });
 });
 

@@ -140,11 +140,15 @@ describe('the conversation beside the checkpoints', () => {
     circular.self = circular;
     await expect(manager.recordMessage({ type: 'user', message: circular })).rejects.toMatchObject({ code: 'INVALID_MESSAGE' });
 
-    expect(await manager.rewind(newId(), { scope: 'conversation' })).toMatchObject({ status: 'rejected', errorCode: 'MESSAGE_NOT_FOUND' });
-    expect(await manager.rewind(foreign.uuid, { scope: 'files' })).toMatchObject({ status: 'rejected', errorCode: 'CHECKPOINT_IN_OTHER_SESSION' });
-    expect(await manager.rewind('not-a-uuid')).toMatchObject({ status: 'rejected', errorCode: 'INVALID_ID' });
+    await expect(manager.rewind(newId(), { scope: 'conversation' })).rejects.toMatchObject({ code: 'MESSAGE_NOT_FOUND' });
+    expect(await manager.rewind(newId(), { scope: 'conversation', dryRun: true })).toMatchObject({ status: 'rejected', errorCode: 'MESSAGE_NOT_FOUND' });
+    await expect(manager.rewind(foreign.uuid, { scope: 'files' })).rejects.toMatchObject({ code: 'CHECKPOINT_IN_OTHER_SESSION' });
+    expect(await manager.rewind(foreign.uuid, { scope: 'files', dryRun: true })).toMatchObject({ status: 'rejected', errorCode: 'CHECKPOINT_IN_OTHER_SESSION' });
+    await expect(manager.rewind('not-a-uuid')).rejects.toMatchObject({ code: 'INVALID_ID' });
+    expect(await manager.rewind('not-a-uuid', { dryRun: true })).toMatchObject({ status: 'rejected', errorCode: 'INVALID_ID' });
     const assistant = await manager.recordMessage({ type: 'assistant', message: 'reply' });
-    expect(await manager.rewind(assistant.uuid, { scope: 'conversation' })).toMatchObject({ status: 'rejected', errorCode: 'INVALID_MESSAGE' });
+    await expect(manager.rewind(assistant.uuid, { scope: 'conversation' })).rejects.toMatchObject({ code: 'INVALID_MESSAGE' });
+    expect(await manager.rewind(assistant.uuid, { scope: 'conversation', dryRun: true })).toMatchObject({ status: 'rejected', errorCode: 'INVALID_MESSAGE' });
     expect((await manager.getTranscript()).length).toBe(2);
   });
 

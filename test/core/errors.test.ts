@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CheckpointManager, RewindableError, checkpointNotFoundMessage, notEnabledMessage } from '../../src/index.js';
+import { CheckpointManager, RewindableError } from '../../src/index.js';
 import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 
 /** Bad input gets a typed error a user can act on, and changes nothing. */
@@ -9,7 +9,7 @@ describe('bad input', () => {
   it('exact messages for a disabled manager and an unknown checkpoint', async () => {
     const project = tempProject();
     const disabled = new CheckpointManager({ cwd: project.root, storeDir: project.store, enabled: false });
-    expect(await disabled.rewindFiles(newId(), { dryRun: true })).toMatchObject({ canRewind: false, error: notEnabledMessage });
+    expect(await disabled.rewindFiles(newId(), { dryRun: true })).toMatchObject({ canRewind: false, error: 'File rewinding is not enabled.', errorCode: 'NOT_ENABLED' });
     await expect(disabled.rewindFiles(newId())).rejects.toMatchObject({ code: 'NOT_ENABLED', message: 'File rewinding is not enabled.' });
     await disabled.checkpoint(newId());
     await disabled.trackEdit('a.txt');
@@ -21,7 +21,7 @@ describe('bad input', () => {
     const error = await manager.rewindFiles(newId()).catch((caught: unknown) => caught);
     expect(RewindableError.isInstance(error)).toBe(true);
     expect(error).toBeInstanceOf(RewindableError);
-    expect(error).toMatchObject({ code: 'CHECKPOINT_NOT_FOUND', message: checkpointNotFoundMessage });
+    expect(error).toMatchObject({ code: 'CHECKPOINT_NOT_FOUND', message: 'No file checkpoint found for this message.' });
   });
 
   it('names an id that is not a UUID', async () => {

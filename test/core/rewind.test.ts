@@ -205,7 +205,7 @@ describe('rewindFiles() restores the state before a user message', () => {
     for (const name of ['a.txt', 'b.txt', 'c.txt']) project.write(name, `${name} one\n${name} two\n${name} three\n`);
     // Changes the project while the rewind applies its plan: armed for the real run only.
     let duringApply: (() => void) | undefined;
-    const inner = filesystemStorage({ directory: project.store });
+    const inner = filesystemStorage({ directory: project.store, durability: 'none' });
     const storage = new Proxy(inner, {
       get(target, property, receiver) {
         if (property === 'getBlob') {

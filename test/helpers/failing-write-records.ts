@@ -7,7 +7,7 @@ import { filesystemStorage, type StorageAdapter } from '../../src/index.js';
  * appends (backups, checkpoints) go through until then and after.
  */
 export function storeLosingWriteRecords(directory: string): { storage: StorageAdapter; loseConnection(): void; reconnect(): void } {
-  const inner = filesystemStorage({ directory });
+  const inner = filesystemStorage({ directory, durability: 'none' });
   let lost = false;
   const storage = new Proxy(inner, {
     get(target, property, receiver) {

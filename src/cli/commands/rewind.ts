@@ -1,6 +1,6 @@
 import type { CheckpointManager } from '../../checkpoint-manager.js';
-import { RewindableError, type RewindableErrorCode } from '../../errors.js';
-import type { RewindFilesResult } from '../../rewind/result.js';
+import { RewindableError } from '../../errors.js';
+import type { RewindFilesReady, RewindFilesResult } from '../../rewind/result.js';
 import { flagValue, type Command, type Invocation } from '../command.js';
 import { confirm } from '../confirm.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
@@ -54,13 +54,13 @@ interface Request {
 async function rewind(invocation: Invocation, manager: CheckpointManager, request: Request): Promise<ExitCode> {
   const { out } = invocation;
   const preview = assertCanRewind(await manager.rewindFiles(request.checkpointId, { dryRun: true }));
-  const report = (result: RewindFilesResult, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>) =>
+  const report = (result: RewindFilesReady, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>) =>
     toOutput(request, manager.root, result, extra);
   const print = (output: RewindOutput, verb: 'would change' | 'changed') => printPlan(invocation, output, verb, request.kind);
 
-  const nothingToChange = (preview.filesChanged ?? []).length === 0;
+  const nothingToChange = preview.filesChanged.length === 0;
   if (request.dryRun || nothingToChange) {
-    const because = request.dryRun ? 'dry-run' : (preview.skipped ?? []).length > 0 ? 'all-left-alone' : 'nothing-to-change';
+    const because = request.dryRun ? 'dry-run' : preview.skipped.length > 0 ? 'all-left-alone' : 'nothing-to-change';
     const output = report(preview, { rewound: false, notRewoundBecause: because });
     if (invocation.json) out.json(rewindOutputSchema, output);
     else print(output, 'would change');
@@ -103,18 +103,18 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
 }
 
 /** A dry run reports a rewind that cannot happen as `{ canRewind: false }`; the CLI turns it back into the typed error. */
-function assertCanRewind(result: RewindFilesResult): RewindFilesResult {
+function assertCanRewind(result: RewindFilesResult): RewindFilesReady {
   if (result.canRewind) return result;
-  throw new RewindableError((result.errorCode ?? 'REWIND_FAILED') as RewindableErrorCode, result.error ?? 'The rewind cannot happen.');
+  throw new RewindableError(result.errorCode, result.error);
 }
 
-function toOutput(request: Request, root: string, result: RewindFilesResult, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>): RewindOutput {
+function toOutput(request: Request, root: string, result: RewindFilesReady, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>): RewindOutput {
   return {
     sessionId: request.sessionId,
     checkpointId: request.checkpointId,
     cwd: root,
     ...extra,
-    files: (result.files ?? []).map((file) => ({
+    files: result.files.map((file) => ({
       path: file.path,
       action: file.action,
       insertions: file.insertions,
@@ -123,11 +123,11 @@ function toOutput(request: Request, root: string, result: RewindFilesResult, ext
       statsSkipped: file.statsSkipped,
       conflict: file.conflict,
     })),
-    insertions: result.insertions ?? 0,
-    deletions: result.deletions ?? 0,
-    skipped: (result.skipped ?? []).map((entry) => ({ path: entry.path, reason: entry.reason, message: entry.message })),
-    skippedLinks: result.skippedLinks ?? 0,
-    conflicts: result.conflicts ?? [],
+    insertions: result.insertions,
+    deletions: result.deletions,
+    skipped: result.skipped.map((entry) => ({ path: entry.path, reason: entry.reason, message: entry.message })),
+    skippedLinks: result.skippedLinks,
+    conflicts: result.conflicts,
   };
 }
 
