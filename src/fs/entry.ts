@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { sha256 } from '../hash.js';
 import type { Refusal } from '../refusal.js';
-import { noFollow, type EntryDirectory } from './pinned-directory.js';
+import { readRegularFile } from './inspect-path.js';
+import type { EntryDirectory } from './pinned-directory.js';
 import { statSignature } from './stat-signature.js';
 
 /**
@@ -36,8 +37,8 @@ export interface CheckOptions {
 /**
  * Whether `name` in `directory` is still `expected`, by lstat, reading the
  * file only when its signature cannot vouch for it (or `read` asks for it).
- * The open goes by name with O_NOFOLLOW, and must find the very file the
- * lstat saw, so that a verdict on the bytes is a verdict on that file.
+ * The open goes by name, never through a link, and must find the very file
+ * the lstat saw, so that a verdict on the bytes is a verdict on that file.
  */
 export function checkEntry(directory: EntryDirectory, name: string, expected: ExpectedEntry, options: CheckOptions): CheckedEntry | EntryRefusal {
   if (!directory.isStillAtPath()) return 'parent-changed';
@@ -49,30 +50,11 @@ export function checkEntry(directory: EntryDirectory, name: string, expected: Ex
   if (stat.nlink > 1n) return 'hard-link';
   if (expected.kind !== 'file' || stat.size > BigInt(options.maxBytes)) return 'changed-during-rewind';
   if (options.read !== true && statSignature(stat) === expected.trustedSignature) return { stat };
-  const read = readSameFile(entry, stat);
-  if (typeof read === 'string') return read;
-  if (read.mode !== expected.mode || sha256(read.content) !== expected.sha256) return 'changed-during-rewind';
+  const read = readRegularFile(entry, options.maxBytes);
+  if (read.kind === 'symlink' || read.kind === 'not-regular') return read.kind;
+  if (read.kind !== 'file') return 'changed-during-rewind';
+  if (read.stat.dev !== stat.dev || read.stat.ino !== stat.ino) return 'changed-during-rewind';
+  if (read.stat.nlink > 1n) return 'hard-link';
+  if (Number(read.stat.mode & 0o7777n) !== expected.mode || sha256(read.content!) !== expected.sha256) return 'changed-during-rewind';
   return { stat, content: read.content };
-}
-
-function readSameFile(entry: string, stat: fs.BigIntStats): { content: Buffer; mode: number } | EntryRefusal {
-  let fd: number;
-  try {
-    // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the open.
-    fd = fs.openSync(entry, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return 'changed-during-rewind';
-    if (code === 'ELOOP') return 'symlink';
-    throw error;
-  }
-  try {
-    const opened = fs.fstatSync(fd, { bigint: true });
-    if (!opened.isFile()) return 'not-regular';
-    if (opened.dev !== stat.dev || opened.ino !== stat.ino) return 'changed-during-rewind';
-    if (opened.nlink > 1n) return 'hard-link';
-    return { content: fs.readFileSync(fd), mode: Number(opened.mode & 0o7777n) };
-  } finally {
-    fs.closeSync(fd);
-  }
 }

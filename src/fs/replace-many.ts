@@ -25,22 +25,15 @@ export { errorOf, type ReplaceJob, type ReplaceResult } from './replace-one.js';
  * redirect a write, whichever thread makes it.
  */
 
-/** Below this many jobs, waking workers costs more than it saves. */
+/** Below this many jobs, the messages to and from workers cost more than the parallel kernel work saves. */
 const minimumForWorkers = 32;
-/**
- * The same for removals: each frees a file's blocks in the kernel, about
- * as costly as a whole replacement (19 of them took 9 ms on the main thread
- * of a rewind on ext4), so fewer are worth sending.
- */
+/** Fewer removals suffice: freeing a file's blocks costs the kernel about as much as a whole replacement. */
 const minimumRemovalsForWorkers = 8;
 /**
  * While the workers are not running, fewer writes than this are made here
- * and the workers started after them, for the next rewind: four threads
- * booting a V8 each, on the same two cores, slowed the rest of a rewind more
- * than they saved. A process's first rewind of the real tree's capture scope
- * (190 writes after 3,538 lstats) took 220-295 ms that way against 316-399 ms
- * with workers started at its beginning (separate processes); of 300 tracked
- * files 262-292 against 298-303 ms; of 500, 478-504 against 417-447 ms.
+ * and the workers started after them, for the next rewind: booting four V8
+ * isolates on the same cores slows a small rewind more than the threads
+ * then save it.
  */
 const minimumForStartingWorkers = 256;
 /**
@@ -49,14 +42,16 @@ const minimumForStartingWorkers = 256;
  * memory twice (a rewind of thousands of large files keeps a flat budget).
  */
 const largestForWorkers = 256 * 1024;
-/** Jobs sent to a worker at once, and the most bytes in one message. */
+/** Jobs sent to a worker at once, and the most bytes in one message: few messages, none large. */
 const batchJobs = 16;
 const batchBytes = 1024 * 1024;
 /** The most bytes waiting in workers at any time, so a rewind of large files holds only a few in memory. */
 const bytesInFlight = 16 * 1024 * 1024;
 
-// Four, whatever the cores: part of the kernel work blocks rather than computes, so on two cores four threads
-// keep both busy where two leave them waiting.
+/**
+ * Four, whatever the cores: part of the kernel work (an fsync above all)
+ * blocks rather than computes, so more threads than cores keep them busy.
+ */
 const pool = new WorkerPool<Batch | 'warm-up', BatchReply>(workerModule(import.meta.url, 'replace-worker'), 4);
 
 /**
