@@ -14,6 +14,9 @@ export const entries = {
   'langchain': 'src/integrations/langchain.ts',
 };
 
+/** Worker-thread modules, loaded by path beside the library's code (see `workerModule`): built, never imported. */
+const workers = { 'workers/replace-worker': 'src/fs/workers/replace-worker.ts' };
+
 /** The `rewindable` binary: run by Node from the bin field, so ESM only and no type declarations. */
 const cli = { cli: 'src/cli/main.ts' };
 
@@ -37,10 +40,10 @@ export default defineConfig((overrides) => {
   // Cleaned here, once, rather than by each build: parallel builds cleaning one directory would delete each other's files.
   fs.rmSync(overrides.outDir ?? 'dist', { recursive: true, force: true });
   const builds: Options[] = [
-    { ...shared, entry: { ...entries, ...cli }, format: 'esm', dts: false },
+    { ...shared, entry: { ...entries, ...workers, ...cli }, format: 'esm', dts: false },
     {
       ...shared,
-      entry: entries,
+      entry: { ...entries, ...workers },
       format: 'cjs',
       dts: false,
       noExternal: ['uuid'],

@@ -10,7 +10,7 @@ function uniqueSuffix(): string {
   return `${processPrefix}${temporaryCounter.toString(16).padStart(6, '0')}`;
 }
 import { flushFile, writeAll } from './flush.js';
-import { noFollow, PinnedDirectory, type PinFailure } from './pinned-directory.js';
+import { noFollow, PinnedDirectory, type EntryDirectory, type PinFailure } from './pinned-directory.js';
 
 /** Temporary files end with this, so ones left by a crash can be recognised and swept. */
 const temporarySuffix = '.rewindable-tmp';
@@ -50,7 +50,7 @@ function headOf(name: string, maxBytes: number): string {
  * only replaces the name, so a hard link of an outside file renamed there
  * loses that name and keeps its bytes and mode.
  */
-export async function writeFileAtomically(directory: PinnedDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): Promise<void> {
+export async function writeFileAtomically(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): Promise<void> {
   const prepared = await prepareAtomicWrite(directory, name, bytes, mode, durable);
   prepared.commit();
 }
@@ -71,23 +71,10 @@ export interface PreparedWrite {
  * as for any newly created file (0o666 & ~umask). `directory` must stay open
  * until the write is committed or discarded: both go through it.
  */
-export async function prepareAtomicWrite(directory: PinnedDirectory, name: string, bytes: Uint8Array, mode: number | 'umask', durable: boolean): Promise<PreparedWrite> {
-  const createMode = mode === 'umask' ? 0o666 : 0o600;
-  let temporaryEntry = '';
-  let fd = -1;
-  for (let attempt = 0; fd === -1; attempt += 1) {
-    temporaryEntry = directory.entry(temporaryName(name));
-    try {
-      fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, createMode);
-    } catch (error) {
-      // Another process chose the same name (or one is left from a crash): take the next one.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw error;
-    }
-  }
+export async function prepareAtomicWrite(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number | 'umask', durable: boolean): Promise<PreparedWrite> {
+  const { temporaryEntry, fd } = writeTemporaryFile(directory, name, bytes, mode);
   try {
     try {
-      writeAll(fd, bytes);
-      if (mode !== 'umask') fs.fchmodSync(fd, mode); // exact mode, whatever the umask
       if (durable) await flushFile(fd);
     } finally {
       fs.closeSync(fd);
@@ -114,6 +101,50 @@ export async function prepareAtomicWrite(directory: PinnedDirectory, name: strin
       fs.rmSync(temporaryEntry, { force: true });
     },
   };
+}
+
+/**
+ * `writeFileAtomically` in one synchronous run, for a thread that does whole
+ * files one after another (replace-one.ts): its flush blocks this thread only.
+ */
+export function writeFileAtomicallySync(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): void {
+  const { temporaryEntry, fd } = writeTemporaryFile(directory, name, bytes, mode);
+  try {
+    try {
+      if (durable) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temporaryEntry, directory.entry(name));
+  } catch (error) {
+    fs.rmSync(temporaryEntry, { force: true });
+    throw error;
+  }
+}
+
+/** A new temporary file next to `name` holding `bytes` with `mode` applied, still open (the caller flushes and closes it). */
+function writeTemporaryFile(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number | 'umask'): { temporaryEntry: string; fd: number } {
+  const createMode = mode === 'umask' ? 0o666 : 0o600;
+  let temporaryEntry = '';
+  let fd = -1;
+  for (let attempt = 0; fd === -1; attempt += 1) {
+    temporaryEntry = directory.entry(temporaryName(name));
+    try {
+      fd = fs.openSync(temporaryEntry, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | noFollow, createMode);
+    } catch (error) {
+      // Another process chose the same name (or one is left from a crash): take the next one.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw error;
+    }
+  }
+  try {
+    writeAll(fd, bytes);
+    if (mode !== 'umask') fs.fchmodSync(fd, mode); // exact mode, whatever the umask
+  } catch (error) {
+    fs.closeSync(fd);
+    fs.rmSync(temporaryEntry, { force: true });
+    throw error;
+  }
+  return { temporaryEntry, fd };
 }
 
 /**

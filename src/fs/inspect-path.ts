@@ -59,7 +59,8 @@ export function inspectEntry(directory: PinnedDirectory, name: string, options: 
   return readRegularFile(directory.entry(name), options.maxBytes);
 }
 
-function readRegularFile(entry: string, maxBytes: number): Inspection {
+/** Reads the regular file at `entry` (opened without following a link, and without blocking on a FIFO). */
+export function readRegularFile(entry: string, maxBytes: number): Inspection {
   // O_NONBLOCK: if a FIFO was swapped in after the lstat, opening it must not hang.
   const flags = fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0);
   for (let attempt = 0; ; attempt += 1) {

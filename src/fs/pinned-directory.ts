@@ -8,6 +8,30 @@ const directoryFlag = fs.constants.O_DIRECTORY ?? 0;
 
 export type PinFailure = 'missing' | 'link' | 'not-directory' | 'moved';
 
+/** A pinned directory as a check of one of its entries needs it. */
+export interface EntryDirectory {
+  entry(name: string): string;
+  isStillAtPath(): boolean;
+}
+
+/**
+ * A directory pinned by `PinnedDirectory` in this process, reached through its
+ * handle path (`handlePath()`) from any thread, while it stays open there.
+ */
+export function directoryAtHandle(handle: string, directoryPath: string): EntryDirectory {
+  return {
+    entry: (name) => `${handle}/${name}`,
+    isStillAtPath() {
+      try {
+        return fs.readlinkSync(handle) === directoryPath;
+      } catch (error) {
+        if (isGoneOrRedirected(error)) return false;
+        throw error;
+      }
+    },
+  };
+}
+
 /**
  * An open directory that every later operation goes through. On Linux,
  * `/proc/self/fd/<fd>/<name>` resolves inside the directory that was opened,
@@ -16,7 +40,7 @@ export type PinFailure = 'missing' | 'link' | 'not-directory' | 'moved';
  * `openat`; this is the same guarantee). Elsewhere, names resolve by path and
  * each operation re-checks the directory first.
  */
-export class PinnedDirectory {
+export class PinnedDirectory implements EntryDirectory {
   private constructor(
     readonly path: string,
     private fd: number,

@@ -304,6 +304,7 @@ function skip(change: PlannedChange, reason: SkippedPath['reason'], detail: stri
 function refusal(change: PlannedChange, found: Refusal, detail?: string): { skipped: SkippedPath } {
   switch (found) {
     case 'changed':
+    case 'changed-during-rewind':
       return skip(change, 'changed-during-rewind', 'it changed while the rewind was running');
     case 'parent-changed':
       return skip(change, 'parent-changed', detail ?? 'its parent directory changed since the plan was made');

@@ -1,10 +1,10 @@
-import fs from 'node:fs';
+import type fs from 'node:fs';
 import path from 'node:path';
 import { fileIoError } from '../errors.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { inspectPath } from '../fs/inspect-path.js';
 import { unchangedSinceSeen } from '../fs/glance-many.js';
-import { isUnchangedSince, observe, stillAsSeen, trustedSignature } from '../fs/stat-signature.js';
+import { isUnchangedSince, observe, trustedSignature } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
 import { sha256 } from '../hash.js';
 
@@ -86,14 +86,7 @@ export function asLastSeen(lastSeen: { state: RegularFileState; observed: Observ
  * inspection, which reports it as it always does.
  */
 function unchangedAtAGlance(filePath: string, observed: Observation, directories: DirectoryCache): boolean {
-  if (trustedSignature(observed) === undefined || !directories.linkFree.has(path.dirname(filePath))) return false;
-  let stat: fs.Stats | undefined;
-  try {
-    stat = fs.lstatSync(filePath, { throwIfNoEntry: false });
-  } catch {
-    return false;
-  }
-  return stat !== undefined && stillAsSeen(observed, stat.isFile(), stat.nlink, stat);
+  return trustedSignature(observed) !== undefined && directories.linkFree.has(path.dirname(filePath)) && unchangedSinceSeen([{ path: filePath, observed }])[0]!;
 }
 
 /**
@@ -111,10 +104,7 @@ function unchangedAtAGlance(filePath: string, observed: Observation, directories
  * more than glancing at the files in it; the paths that are not plainly
  * unchanged are pinned as they are observed.
  */
-export async function unchangedSinceLastSeen(
-  paths: ReadonlyArray<{ path: string; lastSeen?: { observed: Observation } | undefined }>,
-  directories: DirectoryCache,
-): Promise<boolean[]> {
+export function unchangedSinceLastSeen(paths: ReadonlyArray<{ path: string; lastSeen?: { observed: Observation } | undefined }>, directories: DirectoryCache): boolean[] {
   const unchanged = new Array<boolean>(paths.length).fill(false);
   const indexes: number[] = [];
   const entries: Array<{ path: string; observed: Observation }> = [];
@@ -124,10 +114,7 @@ export async function unchangedSinceLastSeen(
     indexes.push(index);
     entries.push({ path: filePath, observed: lastSeen.observed });
   });
-  // The files are looked at (on worker threads, for many) while this thread checks their directories.
-  const glancing = unchangedSinceSeen(entries);
-  const linkFree = entries.map((entry) => directories.linkFree.has(path.dirname(entry.path)));
-  (await glancing).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict && linkFree[at]!));
+  unchangedSinceSeen(entries).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict && directories.linkFree.has(path.dirname(entries[at]!.path))));
   return unchanged;
 }
 

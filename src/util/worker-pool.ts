@@ -1,18 +1,24 @@
-import { Worker, type TransferListItem } from 'node:worker_threads';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isMainThread, parentPort, Worker, type TransferListItem } from 'node:worker_threads';
+
+/** The entry that runs a worker module from the TypeScript sources (under tests); see its comment. */
+const typescriptWorker = path.join(path.dirname(fileURLToPath(import.meta.url)), 'typescript-worker.mjs');
 
 /**
- * A few worker threads running one piece of our own source text, started on
- * first use and kept for the life of the process, but never keeping it alive
- * while idle. The text must set `handle` (a function of the message that
- * returns `{ reply, transfer? }`); `require` is available to it. If a worker
- * fails to start, errors or exits, the pool is given up for good and callers
- * do the work themselves: a pool is only ever a way to do it faster.
+ * A few worker threads running one module of ours (see `serveTasks`),
+ * started on first use and kept for the life of the process, but never
+ * keeping it alive while idle. If the module is not there, or a worker fails
+ * to start, errors or exits, the pool is given up for good and callers do the
+ * work themselves: a pool is only ever a way to do it faster.
  */
 export class WorkerPool<Message, Reply> {
   private workers: Array<TaskWorker<Message, Reply>> | 'unavailable' | undefined;
 
+  /** `file`: the worker module (`.js`/`.cjs` as built; `.ts` from the sources, run through the dev loader). */
   constructor(
-    private readonly source: string,
+    private readonly file: string,
     readonly size: number,
   ) {}
 
@@ -25,15 +31,26 @@ export class WorkerPool<Message, Reply> {
   get(): ReadonlyArray<TaskWorker<Message, Reply>> | undefined {
     if (this.workers === undefined) {
       try {
-        const text = `const { parentPort } = require('node:worker_threads');\n${this.source}\n` +
-          `parentPort.on('message', ({ id, message }) => { const { reply, transfer } = handle(message); parentPort.postMessage({ id, reply }, transfer ?? []); });`;
-        this.workers = Array.from({ length: this.size }, () => new TaskWorker<Message, Reply>(new Worker(text, { eval: true }), () => (this.workers = 'unavailable')));
+        // A bundle of the library (one file, no worker module next to it) does the work on its own thread.
+        if (!fs.existsSync(this.file)) throw new Error(`no worker module at ${this.file}`);
+        const start = () => (this.file.endsWith('.ts') ? new Worker(typescriptWorker, { workerData: { typescriptWorker: this.file } }) : new Worker(this.file));
+        this.workers = Array.from({ length: this.size }, () => new TaskWorker<Message, Reply>(start(), () => (this.workers = 'unavailable')));
       } catch {
         this.workers = 'unavailable';
       }
     }
     return this.workers === 'unavailable' ? undefined : this.workers;
   }
+}
+
+/** The body of a worker module: answers each message with `handle`'s reply, moving what it lists in `transfer`. */
+export function serveTasks<Message, Reply>(handle: (message: Message) => { reply: Reply; transfer?: TransferListItem[] }): void {
+  if (isMainThread || parentPort === null) throw new Error('serveTasks runs in a worker thread only.');
+  const port = parentPort;
+  port.on('message', ({ id, message }: { id: number; message: Message }) => {
+    const { reply, transfer } = handle(message);
+    port.postMessage({ id, reply }, transfer ?? []);
+  });
 }
 
 /** One worker of a pool: a message in, a reply out, in order. */
@@ -75,4 +92,16 @@ export class TaskWorker<Message, Reply> {
       this.worker.postMessage({ id, message }, transfer);
     });
   }
+}
+
+/**
+ * The worker module `name` of src/fs/workers, beside the code that asks:
+ * `caller` is that code's `import.meta.url` (the CommonJS build turns it
+ * into its own file's), whose extension the worker shares: `.ts` in the
+ * sources, `.js` and `.cjs` as built, where the library's code sits at the
+ * root of `dist` and its workers in `dist/workers`.
+ */
+export function workerModule(caller: string, name: string): string {
+  const file = fileURLToPath(caller);
+  return path.join(path.dirname(file), 'workers', `${name}${path.extname(file)}`);
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PinnedDirectory } from '../../src/fs/pinned-directory.js';
-import { ReplaceMany, startWorkers, type ReplaceJob, type ReplaceResult } from '../../src/fs/replace-many.js';
+import { jobsDoneOffMainThread, ReplaceMany, startWorkers, type ReplaceJob, type ReplaceResult } from '../../src/fs/replace-many.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
 
 /**
@@ -45,10 +45,10 @@ function scenario(project: TempProject, count: number) {
   const cases: Case[] = [
     { name: 'plain', prepare: writeOld, expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'written' },
     { name: 'new', prepare: () => {}, expected: () => ({ kind: 'absent' }), result: 'written' },
-    { name: 'changed', prepare: (file) => fs.writeFileSync(file, 'changed by someone\n'), expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed' },
-    { name: 'mode-changed', prepare: (file) => fs.writeFileSync(file, 'old\n', { mode: 0o600 }), expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed' },
-    { name: 'appeared', prepare: writeOld, expected: () => ({ kind: 'absent' }), result: 'refused:changed' },
-    { name: 'gone', prepare: () => {}, expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed' },
+    { name: 'changed', prepare: (file) => fs.writeFileSync(file, 'changed by someone\n'), expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed-during-rewind' },
+    { name: 'mode-changed', prepare: (file) => fs.writeFileSync(file, 'old\n', { mode: 0o600 }), expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed-during-rewind' },
+    { name: 'appeared', prepare: writeOld, expected: () => ({ kind: 'absent' }), result: 'refused:changed-during-rewind' },
+    { name: 'gone', prepare: () => {}, expected: () => ({ kind: 'file', sha256: sha256('old\n'), mode: 0o644 }), result: 'refused:changed-during-rewind' },
     {
       name: 'link',
       prepare: (file) => fs.symlinkSync(path.join(project.outside, 'canary.txt'), file),
@@ -120,8 +120,12 @@ describe.runIf(linux)('ReplaceMany', () => {
   for (const count of [200, 10]) {
     it(`checks and writes each of ${count} files on its own (${count >= 32 ? 'worker threads' : 'this thread'})`, async () => {
       const project = tempProject();
+      const doneOnWorkers = jobsDoneOffMainThread();
       const { jobs, results } = await runAll(project, count);
       expect(results.map(outcome)).toEqual(jobs.map(({ case: which }) => which.result));
+      // A large batch really left this thread; a small one never did.
+      if (count >= 32) expect(jobsDoneOffMainThread()).toBeGreaterThan(doneOnWorkers);
+      else expect(jobsDoneOffMainThread()).toBe(doneOnWorkers);
       for (const [index, { file, job }] of jobs.entries()) {
         const result = results[index]!;
         if (result.status === 'written') {
@@ -150,8 +154,8 @@ describe.runIf(linux)('ReplaceMany', () => {
       const old = { kind: 'file', sha256: sha256('old\n'), mode: 0o644 } as const;
       const cases: Array<{ name: string; prepare: (file: string) => void; expected: (file: string) => ReplaceJob['expected']; result: string; after: (file: string) => void }> = [
         { name: 'plain', prepare: writeOld, expected: () => old, result: 'removed', after: (file) => expect(fs.existsSync(file)).toBe(false) },
-        { name: 'changed', prepare: (file) => fs.writeFileSync(file, 'changed by someone\n'), expected: () => old, result: 'refused:changed', after: (file) => expect(fs.readFileSync(file, 'utf8')).toBe('changed by someone\n') },
-        { name: 'gone', prepare: () => {}, expected: () => old, result: 'refused:changed', after: (file) => expect(fs.existsSync(file)).toBe(false) },
+        { name: 'changed', prepare: (file) => fs.writeFileSync(file, 'changed by someone\n'), expected: () => old, result: 'refused:changed-during-rewind', after: (file) => expect(fs.readFileSync(file, 'utf8')).toBe('changed by someone\n') },
+        { name: 'gone', prepare: () => {}, expected: () => old, result: 'refused:changed-during-rewind', after: (file) => expect(fs.existsSync(file)).toBe(false) },
         {
           name: 'link',
           prepare: (file) => fs.symlinkSync(path.join(project.outside, 'canary.txt'), file),
@@ -184,6 +188,7 @@ describe.runIf(linux)('ReplaceMany', () => {
       const files = Array.from({ length: count }, (_, index) => ({ file: path.join(directory, `${(cases[index] ?? cases[0]!).name}-${index}.txt`), which: cases[index] ?? cases[0]! }));
       for (const { file, which } of files) which.prepare(file);
       const pinned = PinnedDirectory.open(directory) as PinnedDirectory;
+      const doneOnWorkers = jobsDoneOffMainThread();
       const removals = new ReplaceMany(count, 'removals');
       for (const { file, which } of files) {
         await removals.add({ directoryHandle: pinned.handlePath()!, directoryPath: directory, name: path.basename(file), expected: which.expected(file), bytes: new Uint8Array(0), mode: 0, remove: true, durable: false, maxBytes: 1 << 20 });
@@ -191,6 +196,7 @@ describe.runIf(linux)('ReplaceMany', () => {
       const results = await removals.finish();
       pinned.close();
       expect(results.map(outcome)).toEqual(files.map(({ which }) => which.result));
+      expect(jobsDoneOffMainThread() - doneOnWorkers).toBe(count >= 8 ? count : 0);
       for (const { file, which } of files) which.after(file);
       expect(fs.readFileSync(path.join(project.outside, 'canary.txt'), 'utf8')).toBe('canary\n');
     });
@@ -246,6 +252,7 @@ describe.runIf(linux)('ReplaceMany', () => {
         if (kind === 'changed') fs.writeFileSync(file, 'changed by someone\n');
         return { name, kind, expected };
       });
+      const doneOnWorkers = jobsDoneOffMainThread();
       const replacements = new ReplaceMany(count);
       const seen = new Map<number, ReplaceResult>();
       const withCallback = new ReplaceMany(count, 'writes', (index, result) => seen.set(index, result));
@@ -256,10 +263,11 @@ describe.runIf(linux)('ReplaceMany', () => {
       }
       const [even, odd] = [await replacements.finish(), await withCallback.finish()];
       pinned.close();
+      expect(jobsDoneOffMainThread() - doneOnWorkers).toBe(count >= 32 ? count : 0);
       const results = files.map((_, index) => (index % 2 === 0 ? even[index / 2] : odd[(index - 1) / 2])!);
       for (const [index, { kind }] of files.entries()) {
         const result = results[index]!;
-        if (kind === 'changed') expect(result).toEqual({ status: 'refused', reason: 'changed' });
+        if (kind === 'changed') expect(result).toEqual({ status: 'refused', reason: 'changed-during-rewind' });
         else if (kind === 'not-asked') expect((result as { previous?: Uint8Array }).previous).toBeUndefined();
         else {
           expect(result.status, kind).toBe(kind === 'removed' ? 'removed' : 'written');

@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import { writeFileAtomicallySync } from './atomic-write.js';
+import { checkEntry, type EntryRefusal, type ExpectedEntry } from './entry.js';
+import { directoryAtHandle } from './pinned-directory.js';
+import { statSignature, wallClockNs } from './stat-signature.js';
+
+/**
+ * One replacement (or removal) of a file, from the check to the rename, in
+ * one synchronous run: what `ReplaceMany` does for each job, on this thread
+ * or on a worker (replace-worker.ts). The directory is reached through its
+ * handle path, valid in every thread of the process.
+ */
+
+export interface ReplaceJob {
+  /** The pinned directory's handle path, and the path it must still resolve to. */
+  directoryHandle: string;
+  directoryPath: string;
+  name: string;
+  expected: ExpectedEntry;
+  /** The new content, with its mode; none (empty, ignored) for a removal. */
+  bytes: Uint8Array;
+  mode: number;
+  /** Remove the file instead of replacing it (once it is found to be what was seen). */
+  remove?: boolean;
+  /**
+   * Send back the bytes the file held (read, and checked against `expected`,
+   * even where its signature vouches for it), for the caller's statistics:
+   * the check reads them anyway when it cannot trust the signature, and the
+   * caller then need not read the file a second time.
+   */
+  returnPrevious?: boolean;
+  durable: boolean;
+  /** An entry larger than this is not read to compare it: it is not what was seen. */
+  maxBytes: number;
+}
+
+export type ReplaceResult =
+  /**
+   * In place; `signature` (absent if the lstat after the rename failed) and `atNs` make the observation of the
+   * written file. `previous`: what it replaced, when the job asked for it (none when there was no file).
+   */
+  | { status: 'written'; signature?: string; atNs: string; previous?: Uint8Array }
+  | { status: 'removed'; previous?: Uint8Array }
+  | { status: 'refused'; reason: EntryRefusal }
+  | { status: 'failed'; error: { message: string; code?: string; errno?: number; syscall?: string } }
+  /** Not attempted: an earlier job failed. */
+  | { status: 'not-started' };
+
+export function replaceOne(job: ReplaceJob): ReplaceResult {
+  try {
+    const directory = directoryAtHandle(job.directoryHandle, job.directoryPath);
+    const found = checkEntry(directory, job.name, job.expected, { maxBytes: job.maxBytes, read: job.returnPrevious === true });
+    if (typeof found === 'string') return { status: 'refused', reason: found };
+    const previous = job.returnPrevious === true ? found.content : undefined;
+    const entry = directory.entry(job.name);
+    // From here on the entry is only ever a name: removed, or replaced by a rename. Neither opens what is
+    // there, so a hard link of an outside file renamed over it since the check loses this name, nothing else.
+    if (job.remove === true) {
+      fs.unlinkSync(entry);
+      return { status: 'removed', previous };
+    }
+    const atNs = String(wallClockNs());
+    writeFileAtomicallySync(directory, job.name, job.bytes, job.mode, job.durable);
+    try {
+      return { status: 'written', signature: statSignature(fs.lstatSync(entry, { bigint: true })), atNs, previous };
+    } catch {
+      return { status: 'written', atNs, previous }; // written all the same; only the shortcut for the next check is lost
+    }
+  } catch (error) {
+    const { message, code, errno, syscall } = error as NodeJS.ErrnoException;
+    return { status: 'failed', error: { message: String(message), code, errno, syscall } };
+  }
+}
+
+/** An error as `replaceOne` reported it, with its errno fields back on it. */
+export function errorOf(result: Extract<ReplaceResult, { status: 'failed' }>): NodeJS.ErrnoException {
+  return Object.assign(new Error(result.error.message), result.error) as NodeJS.ErrnoException;
+}

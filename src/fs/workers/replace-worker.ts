@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { threadId } from 'node:worker_threads';
+import { sha256 } from '../../hash.js';
+import { serveTasks } from '../../util/worker-pool.js';
+import { PinnedDirectory } from '../pinned-directory.js';
+import { replaceOne, type ReplaceJob, type ReplaceResult } from '../replace-one.js';
+
+/**
+ * A worker thread of `ReplaceMany`: runs each job of a batch through the same
+ * `replaceOne` as the main thread, and sends the results back with the bytes
+ * they carry in one moved buffer.
+ */
+
+/** A batch as `ReplaceMany` sends it. */
+export interface Batch {
+  /** The jobs, each with the span of `bytes` it writes instead of bytes of its own. */
+  jobs: Array<Omit<ReplaceJob, 'bytes'> & { bytes: Span }>;
+  /** The bytes of every job back to back, moved to the worker (not copied): one buffer per batch. */
+  bytes: Uint8Array;
+  /** Set to 1 by whichever thread sees a job fail: later jobs are not started, in any thread. */
+  stop: Int32Array;
+}
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/** A batch's results as a worker sends them: each `previous` a span of the one buffer of them all. */
+export interface BatchReply {
+  results: Array<SentBack<ReplaceResult>>;
+  previous: Uint8Array;
+  /** The thread that ran the batch. */
+  threadId: number;
+}
+
+type SentBack<Result> = Result extends { previous?: Uint8Array } ? Omit<Result, 'previous'> & { previous?: Span } : Result;
+
+serveTasks<Batch | 'warm-up', BatchReply>((message) => {
+  if (message === 'warm-up') {
+    try {
+      warmUp();
+    } catch {
+      // Only a head start: a worker that cannot warm up still does its jobs.
+    }
+    return { reply: { results: [], previous: new Uint8Array(0), threadId } };
+  }
+  const { jobs, bytes, stop } = message;
+  const results = jobs.map((job): ReplaceResult => {
+    if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
+    const result = replaceOne({ ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) });
+    if (result.status === 'failed') Atomics.store(stop, 0, 1);
+    return result;
+  });
+  // The bytes sent back, as the batch came: one buffer, moved, each result with its span of it.
+  let total = 0;
+  for (const result of results) if ('previous' in result && result.previous !== undefined) total += result.previous.length;
+  const previous = new Uint8Array(total);
+  let at = 0;
+  const sent = results.map((result): SentBack<ReplaceResult> => {
+    if (!('previous' in result) || result.previous === undefined) return result as SentBack<ReplaceResult>;
+    previous.set(result.previous, at);
+    at += result.previous.length;
+    return { ...result, previous: { start: at - result.previous.length, end: at } };
+  });
+  return { reply: { results: sent, previous, threadId }, transfer: [previous.buffer] };
+});
+
+/**
+ * One replacement and one removal in a scratch directory of its own: a
+ * worker's first jobs otherwise pay for compiling this code and Node's file
+ * functions in its own V8, in the middle of a rewind.
+ */
+function warmUp(): void {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-warm-up-'));
+  try {
+    const pinned = PinnedDirectory.open(fs.realpathSync(directory));
+    if (typeof pinned === 'string' || pinned.handlePath() === undefined) return;
+    try {
+      const bytes = new Uint8Array(64);
+      const base = { directoryHandle: pinned.handlePath()!, directoryPath: pinned.path, name: 'file', bytes, mode: 0o600, durable: false, maxBytes: 1024 };
+      const written = { kind: 'file', sha256: sha256(bytes), mode: 0o600 } as const;
+      replaceOne({ ...base, expected: { kind: 'absent' } });
+      replaceOne({ ...base, expected: written });
+      replaceOne({ ...base, expected: written, bytes: new Uint8Array(0), remove: true });
+    } finally {
+      pinned.close();
+    }
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
