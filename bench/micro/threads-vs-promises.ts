@@ -2,9 +2,11 @@
  * Are worker threads worth it for a rewind's file work? Replaces 1,000 files
  * of about 2 KB (check the expected hash, write a temporary file, fchmod,
  * rename) and lstats 20,000 and 100,000 paths, each way in turn, on real
- * directories on this disk: the plain synchronous loop, `ReplaceMany` /
- * `glanceMany` as they are, and a bounded promise pool over `fs.promises`.
- * Rounds alternate the ways; medians and ranges are printed.
+ * directories on this disk: the plain synchronous loop, `ReplaceMany` on its
+ * worker threads, `glanceMany` (two worker threads until the figures in
+ * docs/benchmarks.md showed them no faster than the loop it now is), and a
+ * bounded promise pool over `fs.promises`. Rounds alternate the ways;
+ * medians and ranges are printed.
  *
  *   npx tsx bench/micro/threads-vs-promises.ts [rounds]
  */
@@ -123,9 +125,9 @@ async function lstatPromisePool(paths: readonly string[], limit: number): Promis
   await mapConcurrently(paths, limit, (file) => fs.promises.lstat(file).catch(() => undefined));
 }
 
-async function lstatWorkers(paths: readonly string[]): Promise<void> {
+function lstatGlanceMany(paths: readonly string[]): void {
   let files = 0;
-  await glanceMany(paths, (_, kind) => (files += kind === 'file' ? 1 : 0));
+  glanceMany(paths, (_, kind) => (files += kind === 'file' ? 1 : 0));
   if (files !== paths.length) throw new Error(`lstat found ${files} of ${paths.length}`);
 }
 
@@ -193,10 +195,10 @@ async function main(): Promise<void> {
       await run();
       return performance.now() - started;
     };
-    await lstatWorkers(paths);
+    lstatGlanceMany(paths);
     await measureAll(`lstat ${count.toLocaleString('en-US')} paths`, {
       'sync loop': timed(() => lstatSyncLoop(paths)),
-      'two workers (glanceMany)': timed(() => lstatWorkers(paths)),
+      'glanceMany': timed(() => lstatGlanceMany(paths)),
       'promise pool 4': timed(() => lstatPromisePool(paths, 4)),
       'promise pool 8': timed(() => lstatPromisePool(paths, 8)),
       'promise pool 16': timed(() => lstatPromisePool(paths, 16)),
