@@ -8,7 +8,7 @@ export type { CheckpointManagerOptions } from './options.js';
 export { RewindableError, RewindableErrorCode } from './errors.js';
 export type { RewindableErrorOptions } from './errors.js';
 export type { RewindFileChange, RewindFilesResult } from './rewind/result.js';
-export type { SkippedPath, SkipReason } from './rewind/plan.js';
+export type { SkippedPath, SkipReason } from './rewind/safety.js';
 export type { InterruptedRewind } from './rewind/recover-rewinds.js';
 export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';
 export type { Durability, FilesystemStorage, FilesystemStorageOptions } from './store/filesystem/filesystem-storage.js';

@@ -1,5 +1,5 @@
 import type { RewindFilesResult } from '../rewind/result.js';
-import type { SkippedPath } from '../rewind/plan.js';
+import type { SkippedPath } from '../rewind/safety.js';
 import type { TranscriptMessage } from './transcript.js';
 
 /** What `rewind()` acts on: the files, the conversation, or both. */

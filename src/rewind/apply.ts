@@ -7,14 +7,15 @@ import { inspectEntry } from '../fs/inspect-path.js';
 import { noFollow, type PinnedDirectory } from '../fs/pinned-directory.js';
 import { errorOf, ReplaceMany, type ExpectedEntry, type Refusal, type ReplaceJob } from '../fs/replace-many.js';
 import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/stat-signature.js';
-import type { Observation, RewindAction } from '../schemas.js';
-import { isConfined, type PathScope } from '../paths.js';
+import type { Observation } from '../schemas.js';
+import type { PathScope } from '../paths.js';
 import { sameState } from '../session/session-state.js';
 import { type BlobRead } from '../store/session-log.js';
 import { sha256 } from '../hash.js';
+import type { PlannedChange } from './change.js';
 import { removeEmptyDirectories } from './created-directories.js';
-import type { LineStatsCache } from './stats-cache.js';
-import { countChange, leftAlone, measureChange, recallStats, refuseStoredPath, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
+import type { Measurements } from './measure.js';
+import { changedSincePlanned, outsideRoots, unreadableBackup, type SkippedPath } from './safety.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -22,15 +23,16 @@ import { countChange, leftAlone, measureChange, recallStats, refuseStoredPath, t
  * the plan saw: a file changed in between is left alone, and a link or moved
  * directory that appeared in between is never written through. Restores run
  * before deletions; if any change fails, the rest are not started and the
- * caller rolls back what was done.
+ * caller rolls back what was done. A change not yet measured is measured
+ * just before its write (see measure.ts for where its bytes come from).
  */
 
 const noBytes = new Uint8Array(0);
 
 export interface ApplyContext {
   readBlob(hash: string): Promise<BlobRead>;
-  /** Counts a dry run of the session kept (see `recallStats`). */
-  keptCounts?: LineStatsCache;
+  /** The statistics of the changes: those the plan left to be counted are counted here. */
+  measurements: Measurements;
   durable: boolean;
   maxFileBytes: number;
   /** Pinned directories shared with the plan; every write re-checks its directory is still in place. */
@@ -53,6 +55,14 @@ export interface ApplyOutcome {
   failure?: { path: string; error: unknown };
 }
 
+/** What one change came to: a job for `ReplaceMany` (counted from what it replaced, with `countOnReturn`), a change made here, or a path left alone. */
+type Step =
+  | { kind: 'job'; job: ReplaceJob; countOnReturn?: { target: Buffer | undefined } }
+  | { kind: 'applied'; applied: AppliedChange }
+  | { kind: 'skipped'; skipped: SkippedPath };
+type Skipped = Extract<Step, { kind: 'skipped' }>;
+type TargetBytes = { kind: 'bytes'; target: Buffer | undefined; countOnReturn: boolean };
+
 /**
  * Applies `changes`; then, when all were made, removes the directories of
  * `emptyDirectories` (the plan's `directoriesRemoved`) that the deletions
@@ -60,20 +70,19 @@ export interface ApplyOutcome {
  */
 export async function applyChanges(context: ApplyContext, changes: readonly PlannedChange[], emptyDirectories: readonly string[] = []): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: [], skipped: [], directoriesRemoved: [] };
-  // Plans only hold tracked paths, which were confined when loaded; a write outside the roots is refused all the same.
-  const outside = changes.filter((change) => !isConfined(change.path, context.confinement));
-  if (outside.length > 0) {
-    outcome.skipped.push(...outside.map((change) => refuseStoredPath(change.path, 'outside-project')));
-    changes = changes.filter((change) => !outside.includes(change));
-  }
+  const confined = changes.filter((change) => {
+    const refused = outsideRoots(change.path, context.confinement);
+    if (refused !== undefined) outcome.skipped.push(refused);
+    return refused === undefined;
+  });
   const touchedDirectories = new Set<string>();
   const applied = (result: AppliedChange) => {
     outcome.applied.push(result);
     touchedDirectories.add(path.dirname(result.change.path));
   };
   // Deletions last: if a restore fails, nothing has been deleted yet.
-  await applySideBySide(context, outcome, applied, changes.filter((change) => change.action !== 'delete'), 'writes');
-  if (outcome.failure === undefined) await applySideBySide(context, outcome, applied, changes.filter((change) => change.action === 'delete'), 'removals');
+  await applySideBySide(context, outcome, applied, confined.filter((change) => change.action !== 'delete'), 'writes');
+  if (outcome.failure === undefined) await applySideBySide(context, outcome, applied, confined.filter((change) => change.action === 'delete'), 'removals');
   if (context.durable) {
     for (const directory of touchedDirectories) {
       try {
@@ -109,24 +118,24 @@ async function applySideBySide(
   kind: 'writes' | 'removals',
 ): Promise<void> {
   const sent: PlannedChange[] = [];
-  /** Changes counted once their job sends back the bytes it replaced (by index in `sent`), with their target's bytes. */
+  /** The target's bytes of the changes counted once their job sends back the bytes it replaced (by index in `sent`). */
   const countAfter = new Map<number, Buffer | undefined>();
   const jobs = new ReplaceMany(changes.length, kind, (index, result) => {
     if (!countAfter.has(index)) return;
     const target = countAfter.get(index);
     countAfter.delete(index);
-    if (result.status === 'written' || result.status === 'removed') countChange(sent[index]!, result.previous, target);
+    if (result.status === 'written' || result.status === 'removed') context.measurements.count(sent[index]!, result.previous, target);
   });
   for (const change of changes) {
     if (jobs.stopped) break;
     try {
-      const prepared = await prepareChange(context, change);
-      if ('job' in prepared) {
-        if (prepared.job.returnPrevious === true) countAfter.set(sent.length, prepared.countWith);
+      const step = await prepareChange(context, change);
+      if (step.kind === 'job') {
+        if (step.countOnReturn !== undefined) countAfter.set(sent.length, step.countOnReturn.target);
         sent.push(change);
-        await jobs.add(prepared.job);
-      } else if ('skipped' in prepared) outcome.skipped.push(prepared.skipped);
-      else applied(prepared);
+        await jobs.add(step.job);
+      } else if (step.kind === 'skipped') outcome.skipped.push(step.skipped);
+      else applied(step.applied);
     } catch (error) {
       outcome.failure = { path: change.path, error };
       break;
@@ -136,31 +145,9 @@ async function applySideBySide(
     const change = sent[index]!;
     if (result.status === 'written') applied({ change, observed: result.signature === undefined ? undefined : { sig: result.signature, atNs: result.atNs } });
     else if (result.status === 'removed') applied({ change });
-    else if (result.status === 'refused') outcome.skipped.push(refusal(change, result.reason).skipped);
+    else if (result.status === 'refused') outcome.skipped.push(changedSincePlanned(change.path, result.reason));
     else if (result.status === 'failed') outcome.failure ??= { path: change.path, error: errorOf(result) };
   }
-}
-
-/**
- * The change that undoes `change` (used to roll back), or undefined when it
- * cannot be undone: a link that was removed is never recreated.
- */
-export function inverseOf(change: PlannedChange): PlannedChange | undefined {
-  if (change.current.kind === 'symlink') return undefined;
-  const inverse: Record<RewindAction, RewindAction> = { restore: 'restore', chmod: 'chmod', recreate: 'delete', delete: 'recreate' };
-  // Its statistics are those of the change, reversed; its bytes are read from the store again (the ones the
-  // plan kept belong to the forward change).
-  return {
-    ...change,
-    action: inverse[change.action],
-    target: change.current,
-    current: change.target,
-    insertions: change.deletions,
-    deletions: change.insertions,
-    measured: true,
-    currentBytes: undefined,
-    targetBytes: undefined,
-  };
 }
 
 /**
@@ -168,111 +155,96 @@ export function inverseOf(change: PlannedChange): PlannedChange | undefined {
  * makes the change), or, for what it does not handle (a mode change, a link
  * to remove), the change applied here.
  */
-async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<{ job: ReplaceJob; countWith?: Buffer | undefined } | AppliedChange | { skipped: SkippedPath }> {
+async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<Step> {
   const removal = change.action === 'delete';
-  if ((!removal && change.target.kind !== 'file') || change.action === 'chmod' || change.current.kind === 'symlink') return applyChange(context, change);
-  // Current bytes the plan did not read (the store holds them) are needed for the statistics only. The job
-  // reads them anyway to check the file when its signature is too fresh to vouch for it, so it sends them
-  // back and the change is counted then, instead of this thread reading the file first.
-  let countInJob = false;
-  if (change.currentBytes === 'on-disk' && !change.measured && !recallStats(context.keptCounts, change)) {
-    const directory = pinnedParent(context, change, 'unless-job-checks');
-    if ('skipped' in directory) return directory;
-    countInJob = directory.handlePath() !== undefined;
-  }
-  // A removal has no bytes to write, but its statistics are counted all the same.
-  const bytes = await targetBytesOf(context, change, countInJob);
-  if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
+  if ((!removal && change.to.kind !== 'file') || change.action === 'chmod' || change.from.kind === 'symlink') return applyHere(context, change);
+  const bytes = await bytesFor(context, change, true);
+  if (bytes.kind === 'skipped') return bytes;
   const directory = pinnedParent(context, change, 'unless-job-checks');
-  if (typeof directory === 'object' && 'skipped' in directory) return directory;
-  const handle = directory.handlePath();
-  if (handle === undefined) return applyIn(context, change, bytes, directory);
+  if (directory.kind === 'skipped') return directory;
+  const handle = directory.pinned.handlePath();
+  if (handle === undefined) return applyIn(context, change, bytes.target, directory.pinned);
   const lastSeen = change.tracked.lastSeen;
   const expected: ExpectedEntry =
-    change.current.kind === 'absent'
+    change.from.kind === 'absent'
       ? { kind: 'absent' }
       : {
           kind: 'file',
-          sha256: change.current.sha256,
-          mode: change.current.mode,
-          trustedSignature: lastSeen !== undefined && sameState(lastSeen.state, change.current) ? trustedSignature(lastSeen.observed) : undefined,
+          sha256: change.from.sha256,
+          mode: change.from.mode,
+          trustedSignature: lastSeen !== undefined && sameState(lastSeen.state, change.from) ? trustedSignature(lastSeen.observed) : undefined,
         };
-  return {
-    job: {
-      directoryHandle: handle,
-      directoryPath: directory.path,
-      name: path.basename(change.path),
-      expected,
-      ...(change.target.kind === 'file' ? { bytes: bytes!, mode: change.target.mode } : { bytes: noBytes, mode: 0, remove: true }),
-      durable: context.durable,
-      maxBytes: context.maxFileBytes,
-      ...(countInJob ? { returnPrevious: true } : {}),
-    },
-    ...(countInJob ? { countWith: bytes } : {}),
+  const job: ReplaceJob = {
+    directoryHandle: handle,
+    directoryPath: directory.pinned.path,
+    name: path.basename(change.path),
+    expected,
+    ...(change.to.kind === 'file' ? { bytes: bytes.target!, mode: change.to.mode } : { bytes: noBytes, mode: 0, remove: true }),
+    durable: context.durable,
+    maxBytes: context.maxFileBytes,
+    ...(bytes.countOnReturn ? { returnPrevious: true } : {}),
   };
+  return bytes.countOnReturn ? { kind: 'job', job, countOnReturn: { target: bytes.target } } : { kind: 'job', job };
 }
 
-async function applyChange(context: ApplyContext, change: PlannedChange): Promise<AppliedChange | { skipped: SkippedPath }> {
-  const bytes = await targetBytesOf(context, change);
-  if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
+async function applyHere(context: ApplyContext, change: PlannedChange): Promise<Step> {
+  const bytes = await bytesFor(context, change, false);
+  if (bytes.kind === 'skipped') return bytes;
   const directory = pinnedParent(context, change);
-  if (typeof directory === 'object' && 'skipped' in directory) return directory;
-  return applyIn(context, change, bytes, directory);
+  if (directory.kind === 'skipped') return directory;
+  return applyIn(context, change, bytes.target, directory.pinned);
 }
 
-/** Applies `change` here, given its target bytes (none for a deletion or a chmod) and its pinned directory. */
-async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buffer | undefined, directory: PinnedDirectory): Promise<AppliedChange | { skipped: SkippedPath }> {
+/** Applies `change` here, given its target's bytes (none for a deletion or a chmod) and its pinned directory. */
+async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buffer | undefined, directory: PinnedDirectory): Promise<Step> {
   const name = path.basename(change.path);
   const found = inspectAsPlanned(context, directory, name, change, false);
-  if (typeof found === 'string') return refusal(change, found);
+  if (typeof found === 'string') return refused(change, found);
   const writtenAtNs = wallClockNs();
   if (change.action === 'delete') {
     // Removes a name, not a file's content: a hard link of an outside file renamed here since the check
     // loses this name and nothing else.
     fs.unlinkSync(directory.entry(name));
-    return { change };
+    return { kind: 'applied', applied: { change } };
   }
+  const mode = change.to.kind === 'file' ? change.to.mode : 0;
   if (change.action === 'chmod') {
-    const changed = changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode, found.stat!);
-    if (changed !== true) return refusal(change, changed);
+    const changed = changeMode(directory.entry(name), mode, found.stat!);
+    if (changed !== true) return refused(change, changed);
   } else {
-    await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
+    await writeFileAtomically(directory, name, bytes!, mode, context.durable);
   }
-  return { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) };
+  return { kind: 'applied', applied: { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) } };
 }
 
 /**
- * The bytes to write (undefined when nothing is written), or why the path is
- * left alone. A change the plan left unmeasured is measured first; either way
- * the change lets go of the bytes, which a large rewind cannot hold for all.
+ * The target's bytes to write (none for a deletion or a mode change), the
+ * change measured first if it is not yet: from the current bytes the plan
+ * kept, or from the file read now, or, when `jobMayCount` and the write goes
+ * to a `ReplaceMany` job, from the bytes the job sends back (`countOnReturn`).
  */
-async function targetBytesOf(context: ApplyContext, change: PlannedChange, countInJob = false): Promise<Buffer | undefined | { skipped: SkippedPath }> {
-  if (countInJob) change.currentBytes = undefined;
-  else if (!change.measured && !recallStats(context.keptCounts, change)) {
-    const current = change.currentBytes === 'on-disk' ? currentBytesOnDisk(context, change) : change.currentBytes;
-    if (typeof current === 'object' && 'skipped' in current) return current;
-    const skipped = await measureChange({ readBlob: context.readBlob }, change, current, true);
-    if (skipped !== undefined) return { skipped };
+async function bytesFor(context: ApplyContext, change: PlannedChange, jobMayCount: boolean): Promise<TargetBytes | Skipped> {
+  const pending = context.measurements.pending(change);
+  let current: Buffer | undefined;
+  if (pending.kind === 'counted') return targetBytes(context, change, false);
+  if (pending.kind === 'kept') current = pending.current;
+  else {
+    // The write that follows checks the directory again, right before it is made.
+    const directory = pinnedParent(context, change, 'unless-job-checks');
+    if (directory.kind === 'skipped') return directory;
+    if (jobMayCount && directory.pinned.handlePath() !== undefined) return targetBytes(context, change, true);
+    const found = inspectAsPlanned(context, directory.pinned, path.basename(change.path), change, true);
+    if (typeof found === 'string') return refused(change, found);
+    current = found.content;
   }
-  const kept = change.targetBytes;
-  change.targetBytes = undefined;
-  if (change.target.kind !== 'file' || change.action === 'chmod' || kept !== undefined) return kept;
-  const read = await context.readBlob(change.target.sha256);
-  return read.ok ? read.bytes : skip(change, 'backup-unreadable', read.reason);
+  const measured = await context.measurements.measure(change, current);
+  return measured.kind === 'refused' ? { kind: 'skipped', skipped: measured.skipped } : { kind: 'bytes', target: measured.target, countOnReturn: false };
 }
 
-/**
- * The current bytes of a file the plan did not read (the store holds them),
- * for the statistics, read now and checked to be what the plan saw.
- */
-function currentBytesOnDisk(context: ApplyContext, change: PlannedChange): Buffer | { skipped: SkippedPath } {
-  change.currentBytes = undefined;
-  // The write that follows checks the directory again, right before it is made.
-  const directory = pinnedParent(context, change, 'unless-job-checks');
-  if ('skipped' in directory) return directory;
-  const found = inspectAsPlanned(context, directory, path.basename(change.path), change, true);
-  if (typeof found === 'string') return refusal(change, found);
-  return found.content!;
+async function targetBytes(context: ApplyContext, change: PlannedChange, countOnReturn: boolean): Promise<TargetBytes | Skipped> {
+  if (change.to.kind !== 'file' || change.action === 'chmod') return { kind: 'bytes', target: undefined, countOnReturn };
+  const read = await context.readBlob(change.to.sha256);
+  return read.ok ? { kind: 'bytes', target: read.bytes, countOnReturn } : { kind: 'skipped', skipped: unreadableBackup(change.path, read.reason) };
 }
 
 /**
@@ -281,7 +253,7 @@ function currentBytesOnDisk(context: ApplyContext, change: PlannedChange): Buffe
  * (`unless-job-checks`) when it has a handle path: then the write goes to a
  * `ReplaceMany` job, which checks that itself right before writing.
  */
-function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'always' | 'unless-job-checks' = 'always'): PinnedDirectory | { skipped: SkippedPath } {
+function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'always' | 'unless-job-checks' = 'always'): { kind: 'pinned'; pinned: PinnedDirectory } | Skipped {
   const parent = path.dirname(change.path);
   let directory = context.directories.open(parent);
   if (directory === 'missing' && change.action === 'recreate') {
@@ -291,29 +263,13 @@ function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'alwa
     if (typeof created === 'object') created.close();
     directory = context.directories.open(parent);
   }
-  if (typeof directory === 'string') return refusal(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
+  if (typeof directory === 'string') return refused(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
   const jobChecks = check === 'unless-job-checks' && directory.handlePath() !== undefined;
-  return jobChecks || directory.isStillAtPath() ? directory : refusal(change, 'parent-changed');
+  return jobChecks || directory.isStillAtPath() ? { kind: 'pinned', pinned: directory } : refused(change, 'parent-changed');
 }
 
-function skip(change: PlannedChange, reason: SkippedPath['reason'], detail: string): { skipped: SkippedPath } {
-  return { skipped: leftAlone(change.path, reason, detail) };
-}
-
-/** A path found, just before its write, not to be what the plan saw. */
-function refusal(change: PlannedChange, found: Refusal, detail?: string): { skipped: SkippedPath } {
-  switch (found) {
-    case 'changed':
-      return skip(change, 'changed-during-rewind', 'it changed while the rewind was running');
-    case 'parent-changed':
-      return skip(change, 'parent-changed', detail ?? 'its parent directory changed since the plan was made');
-    case 'symlink':
-      return skip(change, 'symlink', 'it became a symbolic link while the rewind was running; links are never written through');
-    case 'hard-link':
-      return skip(change, 'hard-link', 'it gained a hard link while the rewind was running');
-    case 'not-regular':
-      return skip(change, 'not-regular', 'it stopped being a regular file while the rewind was running');
-  }
+function refused(change: PlannedChange, found: Refusal, detail?: string): Skipped {
+  return { kind: 'skipped', skipped: changedSincePlanned(change.path, found, detail) };
 }
 
 /**
@@ -415,25 +371,25 @@ function closeQuietly(fd: number): void {
  */
 function inspectAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange, wantContent: boolean): { content?: Buffer; stat?: fs.BigIntStats } | Refusal {
   const lastSeen = change.tracked.lastSeen;
-  const vouched = (stat: fs.BigIntStats) => change.current.kind === 'file' && isUnchangedSince(lastSeen?.observed, stat) && sameState(lastSeen!.state, change.current);
+  const vouched = (stat: fs.BigIntStats) => change.from.kind === 'file' && isUnchangedSince(lastSeen?.observed, stat) && sameState(lastSeen!.state, change.from);
   const inspection = inspectEntry(directory, name, { maxBytes: context.maxFileBytes, read: (stat) => wantContent || !vouched(stat) });
   switch (inspection.kind) {
     case 'symlink':
-      return change.current.kind === 'symlink' ? {} : 'symlink';
+      return change.from.kind === 'symlink' ? {} : 'symlink';
     case 'not-regular':
       return 'not-regular';
     case 'absent':
-      return change.current.kind === 'absent' ? {} : 'changed';
+      return change.from.kind === 'absent' ? {} : 'changed';
     case 'too-large':
     case 'unsafe-parent':
       return 'changed';
     case 'file': {
       if (inspection.stat.nlink > 1n) return 'hard-link';
-      if (change.current.kind !== 'file') return 'changed';
+      if (change.from.kind !== 'file') return 'changed';
       const { content, stat } = inspection;
       if (content === undefined || vouched(stat)) return { content, stat };
       const mode = Number(stat.mode & 0o7777n);
-      return sha256(content) === change.current.sha256 && mode === change.current.mode ? { content, stat } : 'changed';
+      return sha256(content) === change.from.sha256 && mode === change.from.mode ? { content, stat } : 'changed';
     }
   }
 }

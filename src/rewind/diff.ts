@@ -10,7 +10,10 @@ import { sameState, type CheckpointInfo, type TrackedPath } from '../session/ses
 import type { Session } from '../session/session.js';
 import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from './git-patch.js';
 import { isBinary, splitTextLines } from './line-stats.js';
-import { planRewind, type PlannedChange, type SkippedPath, type SkipReason } from './plan.js';
+import type { PlannedChange } from './change.js';
+import { Measurements } from './measure.js';
+import { planRewind } from './plan.js';
+import type { SkippedPath, SkipReason } from './safety.js';
 import { afterRollBack } from './transaction.js';
 
 /**
@@ -127,9 +130,11 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   const patches = new Map<string, PatchOutcome>();
   let done = 0;
   const assumed = await rolledBack(session);
+  const measurements = new Measurements({ readBlob: (hash) => session.readBlob(hash) });
   const plan = await planRewind(
     {
       state: session.state,
+      measurements,
       ...(assumed !== undefined ? { assumed } : {}),
       readBlob: (hash) => session.readBlob(hash),
       maxFileBytes: session.maxFileBytes,
@@ -148,7 +153,7 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   );
   const toolCalls = session.state.toolCallsTakenBack(target.index);
   const diffs: FileDiff[] = [
-    ...plan.changes.map((change) => changeDiff(change, patches.get(change.path), toolCalls.get(change.path) ?? [])),
+    ...plan.changes.map((change) => changeDiff(change, measurements, patches.get(change.path), toolCalls.get(change.path) ?? [])),
     ...plan.skipped.map((skipped: SkippedPath): FileSkipDiff => ({ path: skipped.path, action: 'skip', reason: skipped.reason, message: skipped.message })),
   ];
   return diffs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -165,22 +170,23 @@ async function rolledBack(session: Session): Promise<Map<string, FileState> | un
   }
 }
 
-function changeDiff(change: PlannedChange, outcome: PatchOutcome | undefined, toolCallIds: string[]): FileChangeDiff {
-  const side = (state: PlannedChange['current']): FileSide | null => (state.kind === 'file' ? { size: state.size, mode: state.mode } : null);
+function changeDiff(change: PlannedChange, measurements: Measurements, outcome: PatchOutcome | undefined, toolCallIds: string[]): FileChangeDiff {
+  const side = (state: PlannedChange['from']): FileSide | null => (state.kind === 'file' ? { size: state.size, mode: state.mode } : null);
+  const stats = measurements.of(change);
   return {
     path: change.path,
     action: change.action,
     ...(outcome?.patch !== undefined ? { patch: outcome.patch } : {}),
-    insertions: change.insertions,
-    deletions: change.deletions,
-    binary: change.binary || (outcome?.binary ?? false),
+    insertions: stats.insertions,
+    deletions: stats.deletions,
+    binary: stats.binary || (outcome?.binary ?? false),
     tooLarge: outcome?.tooLarge ?? false,
     tooComplex: outcome?.tooComplex ?? false,
-    statsSkipped: change.statsSkipped,
+    statsSkipped: stats.skipped,
     conflict: change.conflict,
     toolCallIds,
-    current: side(change.current),
-    target: side(change.target),
+    current: side(change.from),
+    target: side(change.to),
   };
 }
 

@@ -5,8 +5,11 @@ import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
-import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
-import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
+import { applyChanges, type ApplyContext, type ApplyOutcome } from './apply.js';
+import { inverseOf, type PlannedChange, type RewindPlan } from './change.js';
+import { Measurements, type MeasureOptions } from './measure.js';
+import { planRewind, type PlanContext } from './plan.js';
+import { changedAfterInterruptedRewind } from './safety.js';
 import { summarize, type RewindFilesResult } from './result.js';
 import { clearOwnPendingRewind, notePendingRewind } from './pending-rewind-note.js';
 import { LineStatsCache } from './stats-cache.js';
@@ -49,11 +52,11 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
+  const measurements = measurementsOf(session, { recallCountsFrom: countsOf(session), whenApplied: { keepBytes: keptCurrentBytes, stored: (sha256) => session.isStored(sha256) } });
   const plan = await beforeAnyChange(`The rewind to message ${target.id}`, async () => {
     const planned = await planRewind(
       {
-        ...planContext(session, skipConflicts, directories),
-        measureWhenApplied: { keepBytes: keptCurrentBytes, stored: (sha256) => session.isStored(sha256) },
+        ...planContext(session, skipConflicts, directories, measurements),
         onContent: (tracked, observation) => session.queueBackup(observation, batch, session.state.latestVersion(tracked).state),
       },
       target.index,
@@ -83,7 +86,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
       ],
       batch.take(),
     );
-    return await applyAndEnd(session, target, plan, rewindId, undoCheckpointId, directories);
+    return await applyAndEnd(session, target, plan, measurements, rewindId, undoCheckpointId, directories);
   } finally {
     // A rewind the log still has open (its rollback failed) keeps its note, for the next open to finish it.
     if (session.state.interruptedRewind === undefined) await clearOwnPendingRewind(session);
@@ -91,11 +94,19 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
 }
 
 /** Steps 3 and 4 of `runRewind`: the changes, then the end record, or the rollback. */
-async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, rewindId: string, undoCheckpointId: string, directories: DirectoryCache): Promise<RewindFilesResult> {
-  const outcome = await applyChanges(applyContext(session, directories), plan.changes, plan.directoriesRemoved);
+async function applyAndEnd(
+  session: Session,
+  target: CheckpointInfo,
+  plan: RewindPlan,
+  measurements: Measurements,
+  rewindId: string,
+  undoCheckpointId: string,
+  directories: DirectoryCache,
+): Promise<RewindFilesResult> {
+  const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes, plan.directoriesRemoved);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
-    await rollBack(session, rewindId, outcome, describeFailure(outcome.failure), directories);
+    await rollBack(session, rewindId, outcome, measurements, describeFailure(outcome.failure), directories);
     throw new RewindableError(
       RewindableErrorCode.REWIND_FAILED,
       `The rewind to message ${target.id} failed at ${outcome.failure.path}: ${describeFailure(outcome.failure)}. ` +
@@ -106,6 +117,7 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
 
   const result = summarize(
     outcome.applied.map((applied) => applied.change),
+    measurements,
     [...plan.skipped, ...outcome.skipped],
     false,
     outcome.directoriesRemoved,
@@ -115,7 +127,7 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
   } catch (error) {
     // Not recorded means not committed: the caller gets no result, so the files go back as after any failure.
     const reason = `its end could not be recorded (${describeFailure({ error })})`;
-    await rollBack(session, rewindId, outcome, reason, directories);
+    await rollBack(session, rewindId, outcome, measurements, reason, directories);
     throw new RewindableError(
       RewindableErrorCode.REWIND_FAILED,
       `The rewind to message ${target.id} changed the files, but ${reason}. Every file it had changed was put back as it was before the rewind.`,
@@ -129,10 +141,11 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
 export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
   const directories = new DirectoryCache();
   try {
+    const measurements = measurementsOf(session, { keepCountsIn: countsOf(session) });
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
-      planRewind({ ...planContext(session, skipConflicts, directories), keepCounts: countsOf(session), assumed: await afterRollBack(session, directories) }, target.index),
+      planRewind({ ...planContext(session, skipConflicts, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
     );
-    return summarize(plan.changes, plan.skipped, true, plan.directoriesRemoved);
+    return summarize(plan.changes, measurements, plan.skipped, true, plan.directoriesRemoved);
   } finally {
     directories.close();
     session.releaseReadCaches();
@@ -169,8 +182,9 @@ async function rollBackInterrupted(
   planned: ReadonlySet<string>,
   directories: DirectoryCache,
 ): Promise<RewindFilesResult> {
-  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, planned, directories));
-  const outcome = await applyChanges(applyContext(session, directories), plan.changes);
+  const measurements = measurementsOf(session, {});
+  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, planned, directories, measurements));
+  const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
     throw new RewindableError(
@@ -182,6 +196,7 @@ async function rollBackInterrupted(
   }
   const result = summarize(
     outcome.applied.map((applied) => applied.change),
+    measurements,
     [...plan.skipped, ...outcome.skipped],
     false,
   );
@@ -190,17 +205,22 @@ async function rollBackInterrupted(
 }
 
 /** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */
-async function planRollBack(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, planned: ReadonlySet<string>, directories: DirectoryCache): Promise<RewindPlan> {
-  const plan = await planRewind({ ...planContext(session, false, directories), only: planned }, undo.index);
+async function planRollBack(
+  session: Session,
+  begin: RewindBeginRecord,
+  undo: CheckpointInfo,
+  planned: ReadonlySet<string>,
+  directories: DirectoryCache,
+  measurements: Measurements,
+): Promise<RewindPlan> {
+  const plan = await planRewind({ ...planContext(session, false, directories, measurements), only: planned }, undo.index);
   const rewoundTo = session.state.checkpointsById.get(begin.target);
-  const changedSince = plan.changes.filter((change) => rewoundTo === undefined || !sameState(change.current, session.state.versionAt(change.tracked, rewoundTo.index).state));
-  plan.changes = plan.changes.filter((change) => !changedSince.includes(change));
-  plan.skipped.push(
-    ...changedSince.map((change) =>
-      leftAlone(change.path, 'changed-during-rewind', 'it changed after the interrupted rewind, and rolling it back would discard that change'),
-    ),
-  );
-  return plan;
+  const changedSince = (change: PlannedChange) => rewoundTo === undefined || !sameState(change.from, session.state.versionAt(change.tracked, rewoundTo.index).state);
+  return {
+    ...plan,
+    changes: plan.changes.filter((change) => !changedSince(change)),
+    skipped: [...plan.skipped, ...plan.changes.filter(changedSince).map((change) => changedAfterInterruptedRewind(change.path))],
+  };
 }
 
 /**
@@ -213,15 +233,19 @@ export async function afterRollBack(session: Session, directories: DirectoryCach
   const begin = session.state.interruptedRewind;
   const undo = begin === undefined ? undefined : session.state.checkpointsById.get(begin.undoCheckpointId);
   if (begin === undefined || undo === undefined) return undefined;
-  const plan = await planRollBack(session, begin, undo, new Set(begin.plan.map((entry) => entry.path)), directories);
-  return new Map(plan.changes.map((change) => [change.path, change.target]));
+  const plan = await planRollBack(session, begin, undo, new Set(begin.plan.map((entry) => entry.path)), directories, measurementsOf(session, {}));
+  return new Map(plan.changes.map((change) => [change.path, change.to]));
 }
 
-async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, error: string, directories: DirectoryCache): Promise<void> {
-  const undo = await applyChanges(
-    applyContext(session, directories),
-    outcome.applied.flatMap((applied) => inverseOf(applied.change) ?? []).reverse(),
-  );
+async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, applied: Measurements, error: string, directories: DirectoryCache): Promise<void> {
+  // The statistics of each inverse are those of its change, reversed; its bytes are read from the store again.
+  const measurements = measurementsOf(session, {});
+  const inverses = outcome.applied.flatMap(({ change }) => {
+    const inverse = inverseOf(change);
+    if (inverse !== undefined) measurements.countAsUndoing(inverse, applied.of(change));
+    return inverse ?? [];
+  });
+  const undo = await applyChanges(applyContext(session, directories, measurements), inverses.reverse());
   noteWritten(undo);
   if (undo.failure !== undefined) {
     // Leave the rewind open: the next open of the session retries the rollback.
@@ -234,6 +258,7 @@ async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcom
   }
   const result = summarize(
     undo.applied.map((applied) => applied.change),
+    measurements,
     undo.skipped,
     false,
   );
@@ -273,14 +298,18 @@ function restoresLikely(session: Session, target: CheckpointInfo): number {
   return count;
 }
 
-function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache): PlanContext {
-  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories };
+function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache, measurements: Measurements): PlanContext {
+  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories, measurements };
 }
 
-function applyContext(session: Session, directories: DirectoryCache): ApplyContext {
+function measurementsOf(session: Session, options: Omit<MeasureOptions, 'readBlob'>): Measurements {
+  return new Measurements({ readBlob: (hash) => session.readBlob(hash), ...options });
+}
+
+function applyContext(session: Session, directories: DirectoryCache, measurements: Measurements): ApplyContext {
   return {
     readBlob: (hash: string) => session.readBlob(hash),
-    keptCounts: countsOf(session),
+    measurements,
     durable: session.durable,
     maxFileBytes: session.maxFileBytes,
     directories,
@@ -304,7 +333,7 @@ function countsOf(session: Session): LineStatsCache {
 /** What a rewind wrote is now the newest known content of each file. */
 function noteWritten(outcome: ApplyOutcome): void {
   for (const { change, observed } of outcome.applied) {
-    change.tracked.lastSeen = change.target.kind === 'file' && observed !== undefined ? { state: change.target, observed } : undefined;
+    change.tracked.lastSeen = change.to.kind === 'file' && observed !== undefined ? { state: change.to, observed } : undefined;
   }
 }
 

@@ -1,0 +1,123 @@
+import type { RegularFileState } from '../schemas.js';
+import type { BlobRead } from '../store/session-log.js';
+import type { PlannedChange } from './change.js';
+import { lineStats, type LineStats } from './line-stats.js';
+import { unreadableBackup, type SkippedPath } from './safety.js';
+import type { LineStatsCache } from './stats-cache.js';
+
+/**
+ * A rewind's line statistics, by change, kept apart from the plan. Measuring
+ * a change reads its target's backup (a missing or damaged one leaves the
+ * path alone) and counts it against the current bytes.
+ *
+ * Where the current bytes come from is decided here. A dry run counts each
+ * change with the bytes the plan read. A real run counts each one as it is
+ * applied, so that the plan is logged and the first writes start sooner
+ * while later changes are measured: the plan's bytes are kept for that
+ * while `keepBytes` lasts (past it, changes are counted as planned, as in a
+ * dry run); a file whose content the store already holds (so the undo point
+ * needs no copy) is not read by the plan at all, but on disk just before its
+ * write, or by the `ReplaceMany` job that replaces it, which sends back the
+ * bytes it replaced. Counts a dry run kept (stats-cache.ts) spare a real run
+ * all of that.
+ */
+
+export interface MeasureOptions {
+  readBlob(hash: string): Promise<BlobRead>;
+  /** Dry runs: where the counts made here are kept for the rewind that may follow. */
+  keepCountsIn?: LineStatsCache;
+  /** Real runs: counts a dry run kept, taken instead of reading the current bytes. */
+  recallCountsFrom?: LineStatsCache;
+  /** Real runs: count changes as they are applied (see above). `stored` says whether the store holds a content. */
+  whenApplied?: { keepBytes: number; stored(sha256: string): boolean };
+}
+
+/** Where the statistics of a change stand when it is about to be applied. */
+export type Pending =
+  | { kind: 'counted' }
+  /** The current bytes the plan kept (none: no file there). */
+  | { kind: 'kept'; current: Buffer | undefined }
+  /** The plan did not read the file; whoever reads it next counts it. */
+  | { kind: 'on-disk' };
+
+/** Measured: with the target's bytes (hash-checked) for the write that follows; none for a deletion or a mode change. */
+export type Measured = { kind: 'counted'; target: Buffer | undefined } | { kind: 'refused'; skipped: SkippedPath };
+
+const noLines: LineStats = { insertions: 0, deletions: 0, binary: false, skipped: false };
+
+export class Measurements {
+  private readonly counts = new Map<PlannedChange, LineStats>();
+  private readonly waiting = new Map<PlannedChange, Buffer | undefined | 'on-disk'>();
+  private budget: number;
+
+  constructor(private readonly options: MeasureOptions) {
+    this.budget = options.whenApplied?.keepBytes ?? 0;
+  }
+
+  /** Whether the plan may leave a file unread that it needs only for the statistics and the undo point. */
+  readsLater(state: RegularFileState): boolean {
+    return this.options.whenApplied?.stored(state.sha256) === true;
+  }
+
+  /** Keeps the bytes the plan read (if any) to count `change` when it is applied; false when it must be measured now. */
+  keep(change: PlannedChange, current: Buffer | undefined): boolean {
+    const size = current?.length ?? 0;
+    if (this.options.whenApplied === undefined || size > this.budget) return false;
+    this.budget -= size;
+    this.waiting.set(change, change.from.kind === 'file' && current === undefined && change.action !== 'chmod' ? 'on-disk' : current);
+    return true;
+  }
+
+  pending(change: PlannedChange): Pending {
+    if (this.counts.has(change)) return { kind: 'counted' };
+    const waiting = this.waiting.get(change);
+    this.waiting.delete(change);
+    const sides = change.action === 'chmod' ? undefined : sidesOf(change);
+    const recalled = sides === undefined ? undefined : this.options.recallCountsFrom?.get(sides.from, sides.to);
+    if (recalled !== undefined) {
+      this.counts.set(change, recalled);
+      return { kind: 'counted' };
+    }
+    return waiting === 'on-disk' ? { kind: 'on-disk' } : { kind: 'kept', current: waiting };
+  }
+
+  /** Measures `change` against `current` (none: no file there). */
+  async measure(change: PlannedChange, current: Buffer | undefined): Promise<Measured> {
+    let target: Buffer | undefined;
+    if (change.to.kind === 'file') {
+      const read = await this.options.readBlob(change.to.sha256);
+      if (!read.ok) return { kind: 'refused', skipped: unreadableBackup(change.path, read.reason) };
+      target = read.bytes;
+    }
+    if (change.action === 'chmod') {
+      this.counts.set(change, noLines);
+      return { kind: 'counted', target: undefined };
+    }
+    const stats = this.count(change, current, target);
+    const sides = sidesOf(change);
+    if (sides !== undefined) this.options.keepCountsIn?.set(sides.from, sides.to, stats);
+    return { kind: 'counted', target };
+  }
+
+  /** Counts `change` from the bytes on both sides (`undefined`: no file there). */
+  count(change: PlannedChange, current: Uint8Array | undefined, target: Uint8Array | undefined): LineStats {
+    const stats = lineStats(current, target);
+    this.counts.set(change, stats);
+    return stats;
+  }
+
+  /** `inverse` undoes a change counted as `stats`: its statistics are those, reversed. */
+  countAsUndoing(inverse: PlannedChange, stats: LineStats): void {
+    this.counts.set(inverse, { ...stats, insertions: stats.deletions, deletions: stats.insertions });
+  }
+
+  of(change: PlannedChange): LineStats {
+    return this.counts.get(change) ?? noLines;
+  }
+}
+
+/** The contents on both sides of a change as the statistics cache names them; none when the current entry is a link. */
+function sidesOf(change: PlannedChange): { from: string; to: string } | undefined {
+  if (change.from.kind === 'symlink') return undefined;
+  return { from: change.from.kind === 'file' ? change.from.sha256 : 'absent', to: change.to.kind === 'file' ? change.to.sha256 : 'absent' };
+}
