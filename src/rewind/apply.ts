@@ -55,9 +55,9 @@ export interface ApplyOutcome {
   failure?: { path: string; error: unknown };
 }
 
-/** What one change came to: a job for `ReplaceMany` (counted from what it replaced, with `countOnReturn`), a change made here, or a path left alone. */
+/** What one change came to: a job for `ReplaceMany` (with the target's bytes, to count it by what it replaced), a change made here, or a path left alone. */
 type Step =
-  | { kind: 'job'; job: ReplaceJob; countOnReturn?: { target: Buffer | undefined } }
+  | { kind: 'job'; job: ReplaceJob; target: Buffer | undefined }
   | { kind: 'applied'; applied: AppliedChange }
   | { kind: 'skipped'; skipped: SkippedPath };
 type Skipped = Extract<Step, { kind: 'skipped' }>;
@@ -131,7 +131,7 @@ async function applySideBySide(
     try {
       const step = await prepareChange(context, change);
       if (step.kind === 'job') {
-        if (step.countOnReturn !== undefined) countAfter.set(sent.length, step.countOnReturn.target);
+        if (step.job.returnPrevious === true) countAfter.set(sent.length, step.target);
         sent.push(change);
         await jobs.add(step.job);
       } else if (step.kind === 'skipped') outcome.skipped.push(step.skipped);
@@ -151,19 +151,18 @@ async function applySideBySide(
 }
 
 /**
- * A file write or removal to hand to `ReplaceMany` (which checks the file and
- * makes the change), or, for what it does not handle (a mode change, a link
- * to remove), the change applied here.
+ * Makes `change` here, or hands it to `ReplaceMany` (which checks the file
+ * and makes the change) when it is a file write or removal in a directory
+ * pinned by handle. A mode change, or a link to remove, is always made here.
  */
 async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<Step> {
-  const removal = change.action === 'delete';
-  if ((!removal && change.to.kind !== 'file') || change.action === 'chmod' || change.from.kind === 'symlink') return applyHere(context, change);
-  const bytes = await bytesFor(context, change, true);
+  const forJob = change.action !== 'chmod' && change.from.kind !== 'symlink';
+  const bytes = await bytesFor(context, change, forJob);
   if (bytes.kind === 'skipped') return bytes;
-  const directory = pinnedParent(context, change, 'unless-job-checks');
+  const directory = pinnedParent(context, change, forJob ? 'unless-job-checks' : 'always');
   if (directory.kind === 'skipped') return directory;
-  const handle = directory.pinned.handlePath();
-  if (handle === undefined) return applyIn(context, change, bytes.target, directory.pinned);
+  const handle = forJob ? directory.pinned.handlePath() : undefined;
+  if (handle === undefined || change.from.kind === 'symlink') return applyIn(context, change, bytes.target, directory.pinned);
   const lastSeen = change.tracked.lastSeen;
   const expected: ExpectedEntry =
     change.from.kind === 'absent'
@@ -184,15 +183,7 @@ async function prepareChange(context: ApplyContext, change: PlannedChange): Prom
     maxBytes: context.maxFileBytes,
     ...(bytes.countOnReturn ? { returnPrevious: true } : {}),
   };
-  return bytes.countOnReturn ? { kind: 'job', job, countOnReturn: { target: bytes.target } } : { kind: 'job', job };
-}
-
-async function applyHere(context: ApplyContext, change: PlannedChange): Promise<Step> {
-  const bytes = await bytesFor(context, change, false);
-  if (bytes.kind === 'skipped') return bytes;
-  const directory = pinnedParent(context, change);
-  if (directory.kind === 'skipped') return directory;
-  return applyIn(context, change, bytes.target, directory.pinned);
+  return { kind: 'job', job, target: bytes.target };
 }
 
 /** Applies `change` here, given its target's bytes (none for a deletion or a chmod) and its pinned directory. */

@@ -2,7 +2,6 @@ import path from 'node:path';
 import { isUtf8 } from 'node:buffer';
 import { diffArrays } from 'diff';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { DirectoryCache } from '../fs/directory-cache.js';
 import { canonicalLocation } from '../paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../session/observe-path.js';
@@ -11,7 +10,7 @@ import type { Session } from '../session/session.js';
 import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from './git-patch.js';
 import { isBinary, splitTextLines } from './line-stats.js';
 import type { PlannedChange } from './change.js';
-import { Measurements } from './measure.js';
+import { measurementsFor, type Measurements } from './measure.js';
 import { planRewind } from './plan.js';
 import type { SkippedPath, SkipReason } from './safety.js';
 import { afterRollBack } from './transaction.js';
@@ -129,8 +128,8 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   const total = only?.size ?? session.state.paths.size;
   const patches = new Map<string, PatchOutcome>();
   let done = 0;
-  const assumed = await rolledBack(session);
-  const measurements = new Measurements({ readBlob: (hash) => session.readBlob(hash) });
+  const assumed = await afterRollBack(session);
+  const measurements = measurementsFor(session, 'other');
   const plan = await planRewind(
     {
       state: session.state,
@@ -157,17 +156,6 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
     ...plan.skipped.map((skipped: SkippedPath): FileSkipDiff => ({ path: skipped.path, action: 'skip', reason: skipped.reason, message: skipped.message })),
   ];
   return diffs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
-
-/** The files as they will be once an interrupted rewind is rolled back (see `afterRollBack`); undefined without one. */
-async function rolledBack(session: Session): Promise<Map<string, FileState> | undefined> {
-  if (session.state.interruptedRewind === undefined) return undefined;
-  const directories = new DirectoryCache();
-  try {
-    return await afterRollBack(session, directories);
-  } finally {
-    directories.close();
-  }
 }
 
 function changeDiff(change: PlannedChange, measurements: Measurements, outcome: PatchOutcome | undefined, toolCallIds: string[]): FileChangeDiff {

@@ -1,25 +1,25 @@
 import type { RegularFileState } from '../schemas.js';
+import type { Session } from '../session/session.js';
 import type { BlobRead } from '../store/session-log.js';
 import type { PlannedChange } from './change.js';
 import { lineStats, type LineStats } from './line-stats.js';
 import { unreadableBackup, type SkippedPath } from './safety.js';
-import type { LineStatsCache } from './stats-cache.js';
+import { LineStatsCache } from './stats-cache.js';
 
 /**
  * A rewind's line statistics, by change, kept apart from the plan. Measuring
  * a change reads its target's backup (a missing or damaged one leaves the
  * path alone) and counts it against the current bytes.
  *
- * Where the current bytes come from is decided here. A dry run counts each
- * change with the bytes the plan read. A real run counts each one as it is
- * applied, so that the plan is logged and the first writes start sooner
- * while later changes are measured: the plan's bytes are kept for that
- * while `keepBytes` lasts (past it, changes are counted as planned, as in a
- * dry run); a file whose content the store already holds (so the undo point
- * needs no copy) is not read by the plan at all, but on disk just before its
- * write, or by the `ReplaceMany` job that replaces it, which sends back the
- * bytes it replaced. Counts a dry run kept (stats-cache.ts) spare a real run
- * all of that.
+ * Where those bytes come from is decided here. A dry run counts each change
+ * with the bytes the plan read. A real run counts each one as it is applied,
+ * so that the plan is logged and the first writes start sooner while later
+ * changes are measured: the plan's bytes are kept for that up to a budget
+ * (past it, changes are counted as planned); a file whose content the store
+ * already holds (the undo point needs no copy) is not read by the plan at
+ * all, but just before its write, or by the `ReplaceMany` job that replaces
+ * it, which sends back the bytes it replaced. Counts a dry run kept
+ * (stats-cache.ts) spare a real run all of that.
  */
 
 export interface MeasureOptions {
@@ -28,8 +28,21 @@ export interface MeasureOptions {
   keepCountsIn?: LineStatsCache;
   /** Real runs: counts a dry run kept, taken instead of reading the current bytes. */
   recallCountsFrom?: LineStatsCache;
-  /** Real runs: count changes as they are applied (see above). `stored` says whether the store holds a content. */
+  /** Real runs: count changes as they are applied, holding `keepBytes` of current bytes at most. */
   whenApplied?: { keepBytes: number; stored(sha256: string): boolean };
+}
+
+/** Counts the dry runs of each open session made. Real rewinds add none: one repeated back and forth counts each time, as the first does. */
+const keptCounts = new WeakMap<Session, LineStatsCache>();
+
+/** The measurements of a dry run, of a real rewind, or of anything else (a diff, a rollback), which counts as it plans. */
+export function measurementsFor(session: Session, run: 'dry-run' | 'rewind' | 'other'): Measurements {
+  let counts = keptCounts.get(session);
+  if (counts === undefined) keptCounts.set(session, (counts = new LineStatsCache()));
+  const readBlob = (hash: string) => session.readBlob(hash);
+  if (run === 'dry-run') return new Measurements({ readBlob, keepCountsIn: counts });
+  if (run === 'other') return new Measurements({ readBlob });
+  return new Measurements({ readBlob, recallCountsFrom: counts, whenApplied: { keepBytes: 16 * 1024 * 1024, stored: (sha256) => session.isStored(sha256) } });
 }
 
 /** Where the statistics of a change stand when it is about to be applied. */

@@ -7,17 +7,14 @@ import { DirectoryCache } from '../fs/directory-cache.js';
 import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { inverseOf, type PlannedChange, type RewindPlan } from './change.js';
-import { Measurements, type MeasureOptions } from './measure.js';
+import { measurementsFor, type Measurements } from './measure.js';
 import { planRewind, type PlanContext } from './plan.js';
 import { changedAfterInterruptedRewind } from './safety.js';
 import { summarize, type RewindFilesResult } from './result.js';
 import { clearOwnPendingRewind, notePendingRewind } from './pending-rewind-note.js';
-import { LineStatsCache } from './stats-cache.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
 const rewindBatchBytes = 4 * 1024 * 1024;
-/** Current bytes the plan keeps for measuring changes as they are applied; past this, they are measured while planning. */
-const keptCurrentBytes = 16 * 1024 * 1024;
 
 /**
  * A real rewind is a transaction:
@@ -52,7 +49,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
-  const measurements = measurementsOf(session, { recallCountsFrom: countsOf(session), whenApplied: { keepBytes: keptCurrentBytes, stored: (sha256) => session.isStored(sha256) } });
+  const measurements = measurementsFor(session, 'rewind');
   const plan = await beforeAnyChange(`The rewind to message ${target.id}`, async () => {
     const planned = await planRewind(
       {
@@ -115,13 +112,7 @@ async function applyAndEnd(
     );
   }
 
-  const result = summarize(
-    outcome.applied.map((applied) => applied.change),
-    measurements,
-    [...plan.skipped, ...outcome.skipped],
-    false,
-    outcome.directoriesRemoved,
-  );
+  const result = summarize(outcome.applied.map((applied) => applied.change), measurements, [...plan.skipped, ...outcome.skipped], false, outcome.directoriesRemoved);
   try {
     await session.append([endRecord(session, rewindId, 'complete', result)]);
   } catch (error) {
@@ -141,7 +132,7 @@ async function applyAndEnd(
 export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesResult> {
   const directories = new DirectoryCache();
   try {
-    const measurements = measurementsOf(session, { keepCountsIn: countsOf(session) });
+    const measurements = measurementsFor(session, 'dry-run');
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
       planRewind({ ...planContext(session, skipConflicts, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
     );
@@ -165,25 +156,18 @@ export async function recoverInterruptedRewind(session: Session): Promise<Rewind
   if (begin === undefined) return undefined;
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
   if (undo === undefined) return undefined;
-  const planned = new Set(begin.plan.map((entry) => entry.path));
   const directories = new DirectoryCache();
   try {
-    return await rollBackInterrupted(session, begin, undo, planned, directories);
+    return await rollBackInterrupted(session, begin, undo, directories);
   } finally {
     directories.close();
     session.releaseReadCaches();
   }
 }
 
-async function rollBackInterrupted(
-  session: Session,
-  begin: RewindBeginRecord,
-  undo: CheckpointInfo,
-  planned: ReadonlySet<string>,
-  directories: DirectoryCache,
-): Promise<RewindFilesResult> {
-  const measurements = measurementsOf(session, {});
-  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, planned, directories, measurements));
+async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, directories: DirectoryCache): Promise<RewindFilesResult> {
+  const measurements = measurementsFor(session, 'other');
+  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, directories, measurements));
   const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
@@ -194,26 +178,15 @@ async function rollBackInterrupted(
       { cause: outcome.failure.error },
     );
   }
-  const result = summarize(
-    outcome.applied.map((applied) => applied.change),
-    measurements,
-    [...plan.skipped, ...outcome.skipped],
-    false,
-  );
+  const result = summarize(outcome.applied.map((applied) => applied.change), measurements, [...plan.skipped, ...outcome.skipped], false);
   await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
   return result;
 }
 
 /** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */
-async function planRollBack(
-  session: Session,
-  begin: RewindBeginRecord,
-  undo: CheckpointInfo,
-  planned: ReadonlySet<string>,
-  directories: DirectoryCache,
-  measurements: Measurements,
-): Promise<RewindPlan> {
-  const plan = await planRewind({ ...planContext(session, false, directories, measurements), only: planned }, undo.index);
+async function planRollBack(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, directories: DirectoryCache, measurements: Measurements): Promise<RewindPlan> {
+  const only = new Set(begin.plan.map((entry) => entry.path));
+  const plan = await planRewind({ ...planContext(session, false, directories, measurements), only }, undo.index);
   const rewoundTo = session.state.checkpointsById.get(begin.target);
   const changedSince = (change: PlannedChange) => rewoundTo === undefined || !sameState(change.from, session.state.versionAt(change.tracked, rewoundTo.index).state);
   return {
@@ -229,17 +202,22 @@ async function planRollBack(
  * back first): the state each file will hold once it is rolled back, so
  * that the preview is what the real rewind, after the rollback, will do.
  */
-export async function afterRollBack(session: Session, directories: DirectoryCache): Promise<Map<string, FileState> | undefined> {
+export async function afterRollBack(session: Session, shared?: DirectoryCache): Promise<Map<string, FileState> | undefined> {
   const begin = session.state.interruptedRewind;
   const undo = begin === undefined ? undefined : session.state.checkpointsById.get(begin.undoCheckpointId);
   if (begin === undefined || undo === undefined) return undefined;
-  const plan = await planRollBack(session, begin, undo, new Set(begin.plan.map((entry) => entry.path)), directories, measurementsOf(session, {}));
-  return new Map(plan.changes.map((change) => [change.path, change.to]));
+  const directories = shared ?? new DirectoryCache();
+  try {
+    const plan = await planRollBack(session, begin, undo, directories, measurementsFor(session, 'other'));
+    return new Map(plan.changes.map((change) => [change.path, change.to]));
+  } finally {
+    if (shared === undefined) directories.close();
+  }
 }
 
 async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, applied: Measurements, error: string, directories: DirectoryCache): Promise<void> {
   // The statistics of each inverse are those of its change, reversed; its bytes are read from the store again.
-  const measurements = measurementsOf(session, {});
+  const measurements = measurementsFor(session, 'other');
   const inverses = outcome.applied.flatMap(({ change }) => {
     const inverse = inverseOf(change);
     if (inverse !== undefined) measurements.countAsUndoing(inverse, applied.of(change));
@@ -256,12 +234,7 @@ async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcom
       { cause: undo.failure.error },
     );
   }
-  const result = summarize(
-    undo.applied.map((applied) => applied.change),
-    measurements,
-    undo.skipped,
-    false,
-  );
+  const result = summarize(undo.applied.map((applied) => applied.change), measurements, undo.skipped, false);
   try {
     await session.append([endRecord(session, rewindId, 'rolled-back', result, error)]);
   } catch {
@@ -302,10 +275,6 @@ function planContext(session: Session, skipConflicts: boolean, directories: Dire
   return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories, measurements };
 }
 
-function measurementsOf(session: Session, options: Omit<MeasureOptions, 'readBlob'>): Measurements {
-  return new Measurements({ readBlob: (hash) => session.readBlob(hash), ...options });
-}
-
 function applyContext(session: Session, directories: DirectoryCache, measurements: Measurements): ApplyContext {
   return {
     readBlob: (hash: string) => session.readBlob(hash),
@@ -315,19 +284,6 @@ function applyContext(session: Session, directories: DirectoryCache, measurement
     directories,
     confinement: { root: session.root, ...session.state.confinement },
   };
-}
-
-/**
- * Line statistics the dry runs of each open session counted, by content (see
- * stats-cache.ts), for the real rewind that follows a preview. Real rewinds
- * add none: a rewind repeated back and forth counts each time, as the first does.
- */
-const keptCounts = new WeakMap<Session, LineStatsCache>();
-
-function countsOf(session: Session): LineStatsCache {
-  let counts = keptCounts.get(session);
-  if (counts === undefined) keptCounts.set(session, (counts = new LineStatsCache()));
-  return counts;
 }
 
 /** What a rewind wrote is now the newest known content of each file. */
