@@ -216,23 +216,23 @@ async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buff
  */
 async function bytesFor(context: ApplyContext, change: PlannedChange, jobMayCount: boolean): Promise<TargetBytes | Skipped> {
   const pending = context.measurements.pending(change);
-  let current: Buffer | undefined;
-  if (pending.kind === 'counted') return targetBytes(context, change, false);
-  if (pending.kind === 'kept') current = pending.current;
-  else {
-    // The write that follows checks the directory again, right before it is made.
-    const directory = pinnedParent(context, change, 'unless-job-checks');
-    if (directory.kind === 'skipped') return directory;
-    if (jobMayCount && directory.pinned.handlePath() !== undefined) return targetBytes(context, change, true);
-    const found = inspectAsPlanned(context, directory.pinned, path.basename(change.path), change, true);
-    if (typeof found === 'string') return refused(change, found);
-    current = found.content;
+  let countOnReturn = false;
+  if (pending.kind !== 'counted') {
+    let current = pending.kind === 'kept' ? pending.current : undefined;
+    if (pending.kind === 'on-disk') {
+      // The write that follows checks the directory again, right before it is made.
+      const directory = pinnedParent(context, change, 'unless-job-checks');
+      if (directory.kind === 'skipped') return directory;
+      countOnReturn = jobMayCount && directory.pinned.handlePath() !== undefined;
+      const found = countOnReturn ? {} : inspectAsPlanned(context, directory.pinned, path.basename(change.path), change, true);
+      if (typeof found === 'string') return refused(change, found);
+      current = found.content;
+    }
+    if (!countOnReturn) {
+      const measured = await context.measurements.measure(change, current);
+      return measured.kind === 'refused' ? { kind: 'skipped', skipped: measured.skipped } : { kind: 'bytes', target: measured.target, countOnReturn };
+    }
   }
-  const measured = await context.measurements.measure(change, current);
-  return measured.kind === 'refused' ? { kind: 'skipped', skipped: measured.skipped } : { kind: 'bytes', target: measured.target, countOnReturn: false };
-}
-
-async function targetBytes(context: ApplyContext, change: PlannedChange, countOnReturn: boolean): Promise<TargetBytes | Skipped> {
   if (change.to.kind !== 'file' || change.action === 'chmod') return { kind: 'bytes', target: undefined, countOnReturn };
   const read = await context.readBlob(change.to.sha256);
   return read.ok ? { kind: 'bytes', target: read.bytes, countOnReturn } : { kind: 'skipped', skipped: unreadableBackup(change.path, read.reason) };

@@ -7,19 +7,17 @@ import { unreadableBackup, type SkippedPath } from './safety.js';
 import { LineStatsCache } from './stats-cache.js';
 
 /**
- * A rewind's line statistics, by change, kept apart from the plan. Measuring
- * a change reads its target's backup (a missing or damaged one leaves the
- * path alone) and counts it against the current bytes.
- *
- * Where those bytes come from is decided here. A dry run counts each change
- * with the bytes the plan read. A real run counts each one as it is applied,
- * so that the plan is logged and the first writes start sooner while later
- * changes are measured: the plan's bytes are kept for that up to a budget
- * (past it, changes are counted as planned); a file whose content the store
- * already holds (the undo point needs no copy) is not read by the plan at
- * all, but just before its write, or by the `ReplaceMany` job that replaces
- * it, which sends back the bytes it replaced. Counts a dry run kept
- * (stats-cache.ts) spare a real run all of that.
+ * A rewind's line statistics, by change, apart from the plan. Measuring a
+ * change reads its target's backup (a missing or damaged one leaves the path
+ * alone) and counts it against the current bytes, which come from:
+ * - a dry run: the plan, which read them;
+ * - a real run: the plan too, kept up to a budget (past it, counted as
+ *   planned), but counted as the change is applied, so that the plan is
+ *   logged and the first writes start sooner while later changes are
+ *   measured; a file whose content the store already holds (the undo point
+ *   needs no copy) is not read by the plan at all, but just before its write,
+ *   or by the `ReplaceMany` job that replaces it, which sends them back;
+ *   counts a dry run kept (stats-cache.ts) spare all of that.
  */
 
 export interface MeasureOptions {
@@ -46,12 +44,7 @@ export function measurementsFor(session: Session, run: 'dry-run' | 'rewind' | 'o
 }
 
 /** Where the statistics of a change stand when it is about to be applied. */
-export type Pending =
-  | { kind: 'counted' }
-  /** The current bytes the plan kept (none: no file there). */
-  | { kind: 'kept'; current: Buffer | undefined }
-  /** The plan did not read the file; whoever reads it next counts it. */
-  | { kind: 'on-disk' };
+export type Pending = { kind: 'counted' } | { kind: 'kept'; current: Buffer | undefined } | { kind: 'on-disk' };
 
 /** Measured: with the target's bytes (hash-checked) for the write that follows; none for a deletion or a mode change. */
 export type Measured = { kind: 'counted'; target: Buffer | undefined } | { kind: 'refused'; skipped: SkippedPath };

@@ -45,7 +45,6 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   // (A plan with no directory cache, the diff's, wants every file's bytes and looks at each closely.)
   const unchanged = context.directories === undefined ? tracked.map(() => false) : await unchangedSinceLastSeen(tracked, context.directories);
   // Most paths of a large scope are unchanged and already at their target: settled here, with nothing to read or write.
-  const outcomes = new Array<PathOutcome | undefined>(tracked.length);
   const unsettled: number[] = [];
   tracked.forEach((path, index) => {
     if (!unchanged[index]! || context.assumed?.has(path.path) === true || !isSettled(path, context.state.versionAt(path, targetIndex).state)) unsettled.push(index);
@@ -54,10 +53,10 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   unsettled.sort((a, b) => (tracked[a]!.path < tracked[b]!.path ? -1 : tracked[a]!.path > tracked[b]!.path ? 1 : 0));
   const concurrency = planConcurrency(context, unsettled.map((index) => tracked[index]!), targetIndex);
   const planned = await mapConcurrently(unsettled, concurrency, (index) => planPath(context, tracked[index]!, targetIndex, unchanged[index]!));
-  unsettled.forEach((index, at) => (outcomes[index] = planned[at]!));
+  const outcomes = new Map(unsettled.map((index, at) => [index, planned[at]!]));
   const observations: Array<{ tracked: TrackedPath; observation: ObservedPath }> = [];
   tracked.forEach((path, index) => {
-    const outcome = outcomes[index];
+    const outcome = outcomes.get(index);
     if (outcome !== undefined) observations.push({ tracked: path, observation: outcome.observation });
     else if (!sameState(path.lastSeen!.state, context.state.latestVersion(path).state)) observations.push({ tracked: path, observation: asLastSeen(path.lastSeen!) });
   });
@@ -133,7 +132,7 @@ async function planFrom(context: PlanContext, tracked: TrackedPath, target: File
 }
 
 /** The change (measured, or kept to be measured when applied) or the refusal for a path found as `observation`. */
-async function decide(context: PlanContext, tracked: TrackedPath, observation: ObservedPath, target: FileState, action: RewindAction | undefined, content: Buffer | undefined): Promise<PathOutcome> {
+function decide(context: PlanContext, tracked: TrackedPath, observation: ObservedPath, target: FileState, action: RewindAction | undefined, content: Buffer | undefined): PathOutcome | Promise<PathOutcome> {
   const conflict = tracked.lastWrite !== undefined && !sameState(observation.state, tracked.lastWrite.state);
   const skipped = refusalOf({ path: tracked.path, found: observation, captured: tracked.captured === true, target, action, conflict, skipConflicts: context.skipConflicts });
   if (skipped !== undefined) return { observation, skipped };
@@ -141,8 +140,7 @@ async function decide(context: PlanContext, tracked: TrackedPath, observation: O
   // An action and no refusal: `actionFor` and `refusalOf` leave only these kinds on either side.
   const change: PlannedChange = { path: tracked.path, tracked, action, from: observation.state as CurrentState, to: target as TargetState, conflict };
   if (context.measurements.keep(change, content)) return { observation, change };
-  const measured = await context.measurements.measure(change, content);
-  return measured.kind === 'refused' ? { observation, skipped: measured.skipped } : { observation, change };
+  return context.measurements.measure(change, content).then((measured) => (measured.kind === 'refused' ? { observation, skipped: measured.skipped } : { observation, change }));
 }
 
 /** What turns `current` into `target`, or undefined when nothing needs doing (or nothing may be done). */

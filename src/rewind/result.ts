@@ -64,13 +64,7 @@ export interface RewindFilesResult {
   dryRun?: boolean;
 }
 
-export function summarize(
-  changes: readonly PlannedChange[],
-  measurements: Pick<Measurements, 'of'>,
-  skipped: readonly SkippedPath[],
-  dryRun: boolean,
-  directoriesRemoved: readonly string[] = [],
-): RewindFilesResult {
+export function summarize(changes: readonly PlannedChange[], measurements: Measurements, skipped: readonly SkippedPath[], dryRun: boolean, directoriesRemoved: readonly string[] = []): RewindFilesResult {
   const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   const files = [...changes].sort(byPath).map((change): RewindFileChange => {
     const stats = measurements.of(change);

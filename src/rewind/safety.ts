@@ -31,7 +31,6 @@ export interface PathSituation {
   target: FileState;
   /** What the rewind would do; none when the path already holds its target. */
   action: RewindAction | undefined;
-  /** Changed by someone other than the tracked tools since they last wrote it. */
   conflict: boolean;
   skipConflicts: boolean;
 }
