@@ -110,13 +110,7 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
  * made on its own; what `ReplaceMany` does not handle is applied here. Stops
  * at the first failure, which `outcome` records.
  */
-async function applySideBySide(
-  context: ApplyContext,
-  outcome: ApplyOutcome,
-  applied: (result: AppliedChange) => void,
-  changes: readonly PlannedChange[],
-  kind: 'writes' | 'removals',
-): Promise<void> {
+async function applySideBySide(context: ApplyContext, outcome: ApplyOutcome, applied: (result: AppliedChange) => void, changes: readonly PlannedChange[], kind: 'writes' | 'removals'): Promise<void> {
   const sent: PlannedChange[] = [];
   /** The target's bytes of the changes counted once their job sends back the bytes it replaced (by index in `sent`). */
   const countAfter = new Map<number, Buffer | undefined>();

@@ -112,8 +112,9 @@ export class Measurements {
     return stats;
   }
 
-  /** `inverse` undoes a change counted as `stats`: its statistics are those, reversed. */
-  countAsUndoing(inverse: PlannedChange, stats: LineStats): void {
+  /** `inverse` undoes `change`: its statistics are those of `change`, reversed. */
+  countAsUndoing(inverse: PlannedChange, change: PlannedChange): void {
+    const stats = this.of(change);
     this.counts.set(inverse, { ...stats, insertions: stats.deletions, deletions: stats.insertions });
   }
 

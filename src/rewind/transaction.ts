@@ -83,7 +83,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
       ],
       batch.take(),
     );
-    return await applyAndEnd(session, target, plan, measurements, rewindId, undoCheckpointId, directories);
+    return await applyAndEnd(session, target, plan, measurements, { rewindId, undoCheckpointId }, directories);
   } finally {
     // A rewind the log still has open (its rollback failed) keeps its note, for the next open to finish it.
     if (session.state.interruptedRewind === undefined) await clearOwnPendingRewind(session);
@@ -91,15 +91,8 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
 }
 
 /** Steps 3 and 4 of `runRewind`: the changes, then the end record, or the rollback. */
-async function applyAndEnd(
-  session: Session,
-  target: CheckpointInfo,
-  plan: RewindPlan,
-  measurements: Measurements,
-  rewindId: string,
-  undoCheckpointId: string,
-  directories: DirectoryCache,
-): Promise<RewindFilesResult> {
+async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, measurements: Measurements, ids: { rewindId: string; undoCheckpointId: string }, directories: DirectoryCache): Promise<RewindFilesResult> {
+  const { rewindId, undoCheckpointId } = ids;
   const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes, plan.directoriesRemoved);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
@@ -157,30 +150,26 @@ export async function recoverInterruptedRewind(session: Session): Promise<Rewind
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
   if (undo === undefined) return undefined;
   const directories = new DirectoryCache();
+  const measurements = measurementsFor(session, 'other');
   try {
-    return await rollBackInterrupted(session, begin, undo, directories);
+    const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, directories, measurements));
+    const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes);
+    noteWritten(outcome);
+    if (outcome.failure !== undefined) {
+      throw new RewindableError(
+        RewindableErrorCode.REWIND_FAILED,
+        `A rewind of session ${session.sessionId} was interrupted, and rolling it back failed at ${outcome.failure.path}: ` +
+          `${describeFailure(outcome.failure)}. Fix the cause and open the session again; the rollback is retried each time.`,
+        { cause: outcome.failure.error },
+      );
+    }
+    const result = summarize(outcome.applied.map((applied) => applied.change), measurements, [...plan.skipped, ...outcome.skipped], false);
+    await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
+    return result;
   } finally {
     directories.close();
     session.releaseReadCaches();
   }
-}
-
-async function rollBackInterrupted(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, directories: DirectoryCache): Promise<RewindFilesResult> {
-  const measurements = measurementsFor(session, 'other');
-  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, directories, measurements));
-  const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes);
-  noteWritten(outcome);
-  if (outcome.failure !== undefined) {
-    throw new RewindableError(
-      RewindableErrorCode.REWIND_FAILED,
-      `A rewind of session ${session.sessionId} was interrupted, and rolling it back failed at ${outcome.failure.path}: ` +
-        `${describeFailure(outcome.failure)}. Fix the cause and open the session again; the rollback is retried each time.`,
-      { cause: outcome.failure.error },
-    );
-  }
-  const result = summarize(outcome.applied.map((applied) => applied.change), measurements, [...plan.skipped, ...outcome.skipped], false);
-  await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
-  return result;
 }
 
 /** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */
@@ -215,12 +204,11 @@ export async function afterRollBack(session: Session, shared?: DirectoryCache): 
   }
 }
 
-async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, applied: Measurements, error: string, directories: DirectoryCache): Promise<void> {
+async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, measurements: Measurements, error: string, directories: DirectoryCache): Promise<void> {
   // The statistics of each inverse are those of its change, reversed; its bytes are read from the store again.
-  const measurements = measurementsFor(session, 'other');
   const inverses = outcome.applied.flatMap(({ change }) => {
     const inverse = inverseOf(change);
-    if (inverse !== undefined) measurements.countAsUndoing(inverse, applied.of(change));
+    if (inverse !== undefined) measurements.countAsUndoing(inverse, change);
     return inverse ?? [];
   });
   const undo = await applyChanges(applyContext(session, directories, measurements), inverses.reverse());
