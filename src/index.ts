@@ -19,7 +19,7 @@ export type { SessionOption } from './session-option.js';
 export { RewindableError, RewindableErrorCode } from './errors.js';
 export type { RewindableErrorDetails, RewindableErrorDetailsOf, RewindableErrorOptions } from './errors.js';
 export type { RewindFileChange, RewindFilesReady, RewindFilesRefused, RewindFilesResult } from './rewind/result.js';
-export type { SkippedPath, SkipReason } from './rewind/plan.js';
+export type { SkippedPath, SkipReason } from './rewind/safety.js';
 export type { InterruptedRewind } from './rewind/recover-rewinds.js';
 export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';
 export type { Durability, FilesystemStorage, FilesystemStorageOptions } from './store/filesystem/filesystem-storage.js';

@@ -1,6 +1,6 @@
 import type { RewindableErrorCode } from '../errors.js';
 import type { RewindFilesReady } from '../rewind/result.js';
-import type { SkippedPath } from '../rewind/plan.js';
+import type { SkippedPath } from '../rewind/safety.js';
 import type { TranscriptMessage } from './transcript.js';
 
 /** What `rewind()` acts on: the files, the conversation, or both. */

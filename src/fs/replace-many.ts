@@ -1,11 +1,7 @@
 import { WorkerPool, workerModule, type TaskWorker } from '../util/worker-pool.js';
-import type { EntryRefusal } from './entry.js';
 import { replaceOne, type ReplaceJob, type ReplaceResult } from './replace-one.js';
 import type { Batch, BatchReply } from './workers/replace-worker.js';
 
-export type { ExpectedEntry } from './entry.js';
-/** `EntryRefusal`, and the older name of `changed-during-rewind` that rewind/apply.ts's own checks still return. */
-export type Refusal = EntryRefusal | 'changed';
 export { errorOf, type ReplaceJob, type ReplaceResult } from './replace-one.js';
 
 /**

@@ -3,18 +3,18 @@ import path from 'node:path';
 import { pinParentDirectory, writeFileAtomically } from '../fs/atomic-write.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { flushDirectory } from '../fs/flush.js';
-import { inspectEntry } from '../fs/inspect-path.js';
+import { checkEntry, type EntryRefusal, type ExpectedEntry } from '../fs/entry.js';
 import { noFollow, type PinnedDirectory } from '../fs/pinned-directory.js';
-import { errorOf, ReplaceMany, type ExpectedEntry, type Refusal, type ReplaceJob } from '../fs/replace-many.js';
-import { isUnchangedSince, observe, trustedSignature, wallClockNs } from '../fs/stat-signature.js';
-import type { Observation, RewindAction } from '../schemas.js';
-import { isConfined, type PathScope } from '../paths.js';
+import { errorOf, ReplaceMany, type ReplaceJob } from '../fs/replace-many.js';
+import { observe, trustedSignature, wallClockNs } from '../fs/stat-signature.js';
+import type { Observation } from '../schemas.js';
+import type { PathScope } from '../paths.js';
 import { sameState } from '../session/session-state.js';
 import { type BlobRead } from '../store/session-log.js';
-import { sha256 } from '../hash.js';
+import type { PlannedChange } from './change.js';
 import { removeEmptyDirectories } from './created-directories.js';
-import type { LineStatsCache } from './stats-cache.js';
-import { countChange, leftAlone, measureChange, recallStats, refuseStoredPath, type PlannedChange, type SkippedPath, type TargetState } from './plan.js';
+import type { Measurements } from './measure.js';
+import { changedSincePlanned, outsideRoots, unreadableBackup, type SkippedPath } from './safety.js';
 
 /**
  * Applying a plan. Each file is replaced atomically (or removed), and only
@@ -22,15 +22,16 @@ import { countChange, leftAlone, measureChange, recallStats, refuseStoredPath, t
  * the plan saw: a file changed in between is left alone, and a link or moved
  * directory that appeared in between is never written through. Restores run
  * before deletions; if any change fails, the rest are not started and the
- * caller rolls back what was done.
+ * caller rolls back what was done. A change not yet measured is measured
+ * just before its write (see measure.ts for where its bytes come from).
  */
 
 const noBytes = new Uint8Array(0);
 
 export interface ApplyContext {
   readBlob(hash: string): Promise<BlobRead>;
-  /** Counts a dry run of the session kept (see `recallStats`). */
-  keptCounts?: LineStatsCache;
+  /** The statistics of the changes: those the plan left to be counted are counted here. */
+  measurements: Measurements;
   durable: boolean;
   maxFileBytes: number;
   /** Pinned directories shared with the plan; every write re-checks its directory is still in place. */
@@ -53,6 +54,14 @@ export interface ApplyOutcome {
   failure?: { path: string; error: unknown };
 }
 
+/** What one change came to: a job for `ReplaceMany` (with the target's bytes, to count it by what it replaced), a change made here, or a path left alone. */
+type Step =
+  | { kind: 'job'; job: ReplaceJob; target: Buffer | undefined }
+  | { kind: 'applied'; applied: AppliedChange }
+  | { kind: 'skipped'; skipped: SkippedPath };
+type Skipped = Extract<Step, { kind: 'skipped' }>;
+type TargetBytes = { kind: 'bytes'; target: Buffer | undefined; countOnReturn: boolean };
+
 /**
  * Applies `changes`; then, when all were made, removes the directories of
  * `emptyDirectories` (the plan's `directoriesRemoved`) that the deletions
@@ -60,20 +69,19 @@ export interface ApplyOutcome {
  */
 export async function applyChanges(context: ApplyContext, changes: readonly PlannedChange[], emptyDirectories: readonly string[] = []): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: [], skipped: [], directoriesRemoved: [] };
-  // Plans only hold tracked paths, which were confined when loaded; a write outside the roots is refused all the same.
-  const outside = changes.filter((change) => !isConfined(change.path, context.confinement));
-  if (outside.length > 0) {
-    outcome.skipped.push(...outside.map((change) => refuseStoredPath(change.path, 'outside-project')));
-    changes = changes.filter((change) => !outside.includes(change));
-  }
+  const confined = changes.filter((change) => {
+    const refused = outsideRoots(change.path, context.confinement);
+    if (refused !== undefined) outcome.skipped.push(refused);
+    return refused === undefined;
+  });
   const touchedDirectories = new Set<string>();
   const applied = (result: AppliedChange) => {
     outcome.applied.push(result);
     touchedDirectories.add(path.dirname(result.change.path));
   };
   // Deletions last: if a restore fails, nothing has been deleted yet.
-  await applySideBySide(context, outcome, applied, changes.filter((change) => change.action !== 'delete'), 'writes');
-  if (outcome.failure === undefined) await applySideBySide(context, outcome, applied, changes.filter((change) => change.action === 'delete'), 'removals');
+  await applySideBySide(context, outcome, applied, confined.filter((change) => change.action !== 'delete'), 'writes');
+  if (outcome.failure === undefined) await applySideBySide(context, outcome, applied, confined.filter((change) => change.action === 'delete'), 'removals');
   if (context.durable) {
     for (const directory of touchedDirectories) {
       try {
@@ -101,32 +109,26 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
  * made on its own; what `ReplaceMany` does not handle is applied here. Stops
  * at the first failure, which `outcome` records.
  */
-async function applySideBySide(
-  context: ApplyContext,
-  outcome: ApplyOutcome,
-  applied: (result: AppliedChange) => void,
-  changes: readonly PlannedChange[],
-  kind: 'writes' | 'removals',
-): Promise<void> {
+async function applySideBySide(context: ApplyContext, outcome: ApplyOutcome, applied: (result: AppliedChange) => void, changes: readonly PlannedChange[], kind: 'writes' | 'removals'): Promise<void> {
   const sent: PlannedChange[] = [];
-  /** Changes counted once their job sends back the bytes it replaced (by index in `sent`), with their target's bytes. */
+  /** The target's bytes of the changes counted once their job sends back the bytes it replaced (by index in `sent`). */
   const countAfter = new Map<number, Buffer | undefined>();
   const jobs = new ReplaceMany(changes.length, kind, (index, result) => {
     if (!countAfter.has(index)) return;
     const target = countAfter.get(index);
     countAfter.delete(index);
-    if (result.status === 'written' || result.status === 'removed') countChange(sent[index]!, result.previous, target);
+    if (result.status === 'written' || result.status === 'removed') context.measurements.count(sent[index]!, result.previous, target);
   });
   for (const change of changes) {
     if (jobs.stopped) break;
     try {
-      const prepared = await prepareChange(context, change);
-      if ('job' in prepared) {
-        if (prepared.job.returnPrevious === true) countAfter.set(sent.length, prepared.countWith);
+      const step = await prepareChange(context, change);
+      if (step.kind === 'job') {
+        if (step.job.returnPrevious === true) countAfter.set(sent.length, step.target);
         sent.push(change);
-        await jobs.add(prepared.job);
-      } else if ('skipped' in prepared) outcome.skipped.push(prepared.skipped);
-      else applied(prepared);
+        await jobs.add(step.job);
+      } else if (step.kind === 'skipped') outcome.skipped.push(step.skipped);
+      else applied(step.applied);
     } catch (error) {
       outcome.failure = { path: change.path, error };
       break;
@@ -136,143 +138,87 @@ async function applySideBySide(
     const change = sent[index]!;
     if (result.status === 'written') applied({ change, observed: result.signature === undefined ? undefined : { sig: result.signature, atNs: result.atNs } });
     else if (result.status === 'removed') applied({ change });
-    else if (result.status === 'refused') outcome.skipped.push(refusal(change, result.reason).skipped);
+    else if (result.status === 'refused') outcome.skipped.push(changedSincePlanned(change.path, result.reason));
     else if (result.status === 'failed') outcome.failure ??= { path: change.path, error: errorOf(result) };
   }
 }
 
 /**
- * The change that undoes `change` (used to roll back), or undefined when it
- * cannot be undone: a link that was removed is never recreated.
+ * Makes `change` here, or hands it to `ReplaceMany` (which checks the file
+ * and makes the change) when it is a file write or removal in a directory
+ * pinned by handle. A mode change, or a link to remove, is always made here.
  */
-export function inverseOf(change: PlannedChange): PlannedChange | undefined {
-  if (change.current.kind === 'symlink') return undefined;
-  const inverse: Record<RewindAction, RewindAction> = { restore: 'restore', chmod: 'chmod', recreate: 'delete', delete: 'recreate' };
-  // Its statistics are those of the change, reversed; its bytes are read from the store again (the ones the
-  // plan kept belong to the forward change).
-  return {
-    ...change,
-    action: inverse[change.action],
-    target: change.current,
-    current: change.target,
-    insertions: change.deletions,
-    deletions: change.insertions,
-    measured: true,
-    currentBytes: undefined,
-    targetBytes: undefined,
+async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<Step> {
+  const forJob = change.action !== 'chmod' && change.from.kind !== 'symlink';
+  const bytes = await bytesFor(context, change, forJob);
+  if (bytes.kind === 'skipped') return bytes;
+  const directory = pinnedParent(context, change, forJob ? 'unless-job-checks' : 'always');
+  if (directory.kind === 'skipped') return directory;
+  const handle = forJob ? directory.pinned.handlePath() : undefined;
+  if (handle === undefined || change.from.kind === 'symlink') return applyIn(context, change, bytes.target, directory.pinned);
+  const job: ReplaceJob = {
+    directoryHandle: handle,
+    directoryPath: directory.pinned.path,
+    name: path.basename(change.path),
+    expected: expectedBy(change),
+    ...(change.to.kind === 'file' ? { bytes: bytes.target!, mode: change.to.mode } : { bytes: noBytes, mode: 0, remove: true }),
+    durable: context.durable,
+    maxBytes: context.maxFileBytes,
+    ...(bytes.countOnReturn ? { returnPrevious: true } : {}),
   };
+  return { kind: 'job', job, target: bytes.target };
 }
 
-/**
- * A file write or removal to hand to `ReplaceMany` (which checks the file and
- * makes the change), or, for what it does not handle (a mode change, a link
- * to remove), the change applied here.
- */
-async function prepareChange(context: ApplyContext, change: PlannedChange): Promise<{ job: ReplaceJob; countWith?: Buffer | undefined } | AppliedChange | { skipped: SkippedPath }> {
-  const removal = change.action === 'delete';
-  if ((!removal && change.target.kind !== 'file') || change.action === 'chmod' || change.current.kind === 'symlink') return applyChange(context, change);
-  // Current bytes the plan did not read (the store holds them) are needed for the statistics only. The job
-  // reads them anyway to check the file when its signature is too fresh to vouch for it, so it sends them
-  // back and the change is counted then, instead of this thread reading the file first.
-  let countInJob = false;
-  if (change.currentBytes === 'on-disk' && !change.measured && !recallStats(context.keptCounts, change)) {
-    const directory = pinnedParent(context, change, 'unless-job-checks');
-    if ('skipped' in directory) return directory;
-    countInJob = directory.handlePath() !== undefined;
-  }
-  // A removal has no bytes to write, but its statistics are counted all the same.
-  const bytes = await targetBytesOf(context, change, countInJob);
-  if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
-  const directory = pinnedParent(context, change, 'unless-job-checks');
-  if (typeof directory === 'object' && 'skipped' in directory) return directory;
-  const handle = directory.handlePath();
-  if (handle === undefined) return applyIn(context, change, bytes, directory);
-  const lastSeen = change.tracked.lastSeen;
-  const expected: ExpectedEntry =
-    change.current.kind === 'absent'
-      ? { kind: 'absent' }
-      : {
-          kind: 'file',
-          sha256: change.current.sha256,
-          mode: change.current.mode,
-          trustedSignature: lastSeen !== undefined && sameState(lastSeen.state, change.current) ? trustedSignature(lastSeen.observed) : undefined,
-        };
-  return {
-    job: {
-      directoryHandle: handle,
-      directoryPath: directory.path,
-      name: path.basename(change.path),
-      expected,
-      ...(change.target.kind === 'file' ? { bytes: bytes!, mode: change.target.mode } : { bytes: noBytes, mode: 0, remove: true }),
-      durable: context.durable,
-      maxBytes: context.maxFileBytes,
-      ...(countInJob ? { returnPrevious: true } : {}),
-    },
-    ...(countInJob ? { countWith: bytes } : {}),
-  };
-}
-
-async function applyChange(context: ApplyContext, change: PlannedChange): Promise<AppliedChange | { skipped: SkippedPath }> {
-  const bytes = await targetBytesOf(context, change);
-  if (typeof bytes === 'object' && 'skipped' in bytes) return bytes;
-  const directory = pinnedParent(context, change);
-  if (typeof directory === 'object' && 'skipped' in directory) return directory;
-  return applyIn(context, change, bytes, directory);
-}
-
-/** Applies `change` here, given its target bytes (none for a deletion or a chmod) and its pinned directory. */
-async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buffer | undefined, directory: PinnedDirectory): Promise<AppliedChange | { skipped: SkippedPath }> {
+/** Applies `change` here, given its target's bytes (none for a deletion or a chmod) and its pinned directory. */
+async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buffer | undefined, directory: PinnedDirectory): Promise<Step> {
   const name = path.basename(change.path);
-  const found = inspectAsPlanned(context, directory, name, change, false);
-  if (typeof found === 'string') return refusal(change, found);
+  const found = checkEntry(directory, name, expectedBy(change), { maxBytes: context.maxFileBytes });
+  if (typeof found === 'string') return refused(change, found);
   const writtenAtNs = wallClockNs();
   if (change.action === 'delete') {
     // Removes a name, not a file's content: a hard link of an outside file renamed here since the check
     // loses this name and nothing else.
     fs.unlinkSync(directory.entry(name));
-    return { change };
+    return { kind: 'applied', applied: { change } };
   }
+  const mode = change.to.kind === 'file' ? change.to.mode : 0;
   if (change.action === 'chmod') {
-    const changed = changeMode(directory.entry(name), (change.target as Extract<TargetState, { kind: 'file' }>).mode, found.stat!);
-    if (changed !== true) return refusal(change, changed);
+    const changed = changeMode(directory.entry(name), mode, found.stat!);
+    if (changed !== true) return refused(change, changed);
   } else {
-    await writeFileAtomically(directory, name, bytes!, (change.target as Extract<TargetState, { kind: 'file' }>).mode, context.durable);
+    await writeFileAtomically(directory, name, bytes!, mode, context.durable);
   }
-  return { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) };
+  return { kind: 'applied', applied: { change, observed: signatureOfWritten(directory.entry(name), writtenAtNs) } };
 }
 
 /**
- * The bytes to write (undefined when nothing is written), or why the path is
- * left alone. A change the plan left unmeasured is measured first; either way
- * the change lets go of the bytes, which a large rewind cannot hold for all.
+ * The target's bytes to write (none for a deletion or a mode change), the
+ * change measured first if it is not yet: from the current bytes the plan
+ * kept, or from the file read now, or, when `jobMayCount` and the write goes
+ * to a `ReplaceMany` job, from the bytes the job sends back (`countOnReturn`).
  */
-async function targetBytesOf(context: ApplyContext, change: PlannedChange, countInJob = false): Promise<Buffer | undefined | { skipped: SkippedPath }> {
-  if (countInJob) change.currentBytes = undefined;
-  else if (!change.measured && !recallStats(context.keptCounts, change)) {
-    const current = change.currentBytes === 'on-disk' ? currentBytesOnDisk(context, change) : change.currentBytes;
-    if (typeof current === 'object' && 'skipped' in current) return current;
-    const skipped = await measureChange({ readBlob: context.readBlob }, change, current, true);
-    if (skipped !== undefined) return { skipped };
+async function bytesFor(context: ApplyContext, change: PlannedChange, jobMayCount: boolean): Promise<TargetBytes | Skipped> {
+  const pending = context.measurements.pending(change);
+  let countOnReturn = false;
+  if (pending.kind !== 'counted') {
+    let current = pending.kind === 'kept' ? pending.current : undefined;
+    if (pending.kind === 'on-disk') {
+      // The write that follows checks the directory again, right before it is made.
+      const directory = pinnedParent(context, change, 'unless-job-checks');
+      if (directory.kind === 'skipped') return directory;
+      countOnReturn = jobMayCount && directory.pinned.handlePath() !== undefined;
+      const found = countOnReturn ? {} : checkEntry(directory.pinned, path.basename(change.path), expectedBy(change), { maxBytes: context.maxFileBytes, read: true });
+      if (typeof found === 'string') return refused(change, found);
+      current = found.content;
+    }
+    if (!countOnReturn) {
+      const measured = await context.measurements.measure(change, current);
+      return measured.kind === 'refused' ? { kind: 'skipped', skipped: measured.skipped } : { kind: 'bytes', target: measured.target, countOnReturn };
+    }
   }
-  const kept = change.targetBytes;
-  change.targetBytes = undefined;
-  if (change.target.kind !== 'file' || change.action === 'chmod' || kept !== undefined) return kept;
-  const read = await context.readBlob(change.target.sha256);
-  return read.ok ? read.bytes : skip(change, 'backup-unreadable', read.reason);
-}
-
-/**
- * The current bytes of a file the plan did not read (the store holds them),
- * for the statistics, read now and checked to be what the plan saw.
- */
-function currentBytesOnDisk(context: ApplyContext, change: PlannedChange): Buffer | { skipped: SkippedPath } {
-  change.currentBytes = undefined;
-  // The write that follows checks the directory again, right before it is made.
-  const directory = pinnedParent(context, change, 'unless-job-checks');
-  if ('skipped' in directory) return directory;
-  const found = inspectAsPlanned(context, directory, path.basename(change.path), change, true);
-  if (typeof found === 'string') return refusal(change, found);
-  return found.content!;
+  if (change.to.kind !== 'file' || change.action === 'chmod') return { kind: 'bytes', target: undefined, countOnReturn };
+  const read = await context.readBlob(change.to.sha256);
+  return read.ok ? { kind: 'bytes', target: read.bytes, countOnReturn } : { kind: 'skipped', skipped: unreadableBackup(change.path, read.reason) };
 }
 
 /**
@@ -281,7 +227,7 @@ function currentBytesOnDisk(context: ApplyContext, change: PlannedChange): Buffe
  * (`unless-job-checks`) when it has a handle path: then the write goes to a
  * `ReplaceMany` job, which checks that itself right before writing.
  */
-function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'always' | 'unless-job-checks' = 'always'): PinnedDirectory | { skipped: SkippedPath } {
+function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'always' | 'unless-job-checks' = 'always'): { kind: 'pinned'; pinned: PinnedDirectory } | Skipped {
   const parent = path.dirname(change.path);
   let directory = context.directories.open(parent);
   if (directory === 'missing' && change.action === 'recreate') {
@@ -291,30 +237,13 @@ function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'alwa
     if (typeof created === 'object') created.close();
     directory = context.directories.open(parent);
   }
-  if (typeof directory === 'string') return refusal(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
+  if (typeof directory === 'string') return refused(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
   const jobChecks = check === 'unless-job-checks' && directory.handlePath() !== undefined;
-  return jobChecks || directory.isStillAtPath() ? directory : refusal(change, 'parent-changed');
+  return jobChecks || directory.isStillAtPath() ? { kind: 'pinned', pinned: directory } : refused(change, 'parent-changed');
 }
 
-function skip(change: PlannedChange, reason: SkippedPath['reason'], detail: string): { skipped: SkippedPath } {
-  return { skipped: leftAlone(change.path, reason, detail) };
-}
-
-/** A path found, just before its write, not to be what the plan saw. */
-function refusal(change: PlannedChange, found: Refusal, detail?: string): { skipped: SkippedPath } {
-  switch (found) {
-    case 'changed':
-    case 'changed-during-rewind':
-      return skip(change, 'changed-during-rewind', 'it changed while the rewind was running');
-    case 'parent-changed':
-      return skip(change, 'parent-changed', detail ?? 'its parent directory changed since the plan was made');
-    case 'symlink':
-      return skip(change, 'symlink', 'it became a symbolic link while the rewind was running; links are never written through');
-    case 'hard-link':
-      return skip(change, 'hard-link', 'it gained a hard link while the rewind was running');
-    case 'not-regular':
-      return skip(change, 'not-regular', 'it stopped being a regular file while the rewind was running');
-  }
+function refused(change: PlannedChange, found: EntryRefusal, detail?: string): Skipped {
+  return { kind: 'skipped', skipped: changedSincePlanned(change.path, found, detail) };
 }
 
 /**
@@ -341,14 +270,14 @@ function signatureOfWritten(entry: string, writtenAtNs: bigint): Observation | u
  * chmodded by name right after a fresh check, the one place a link swapped in
  * between could be followed.
  */
-function changeMode(entry: string, mode: number, seen: fs.BigIntStats): true | Refusal {
+function changeMode(entry: string, mode: number, seen: fs.BigIntStats): true | EntryRefusal {
   let fd: number;
   try {
     fd = fs.openSync(entry, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') return 'symlink';
-    if (code === 'ENOENT') return 'changed';
+    if (code === 'ENOENT') return 'changed-during-rewind';
     if (code !== 'EACCES') throw error;
     return changeModeWithoutReading(entry, mode, seen);
   }
@@ -365,7 +294,7 @@ function changeMode(entry: string, mode: number, seen: fs.BigIntStats): true | R
 /** O_PATH has this value on every Linux architecture Node runs on. */
 const pathOnly = process.platform === 'linux' && fs.existsSync('/proc/self/fd') ? 0o10000000 : undefined;
 
-function changeModeWithoutReading(entry: string, mode: number, seen: fs.BigIntStats): true | Refusal {
+function changeModeWithoutReading(entry: string, mode: number, seen: fs.BigIntStats): true | EntryRefusal {
   if (pathOnly === undefined) {
     const found = sameFileAs(fs.lstatSync(entry, { bigint: true }), seen);
     if (found !== true) return found;
@@ -376,7 +305,7 @@ function changeModeWithoutReading(entry: string, mode: number, seen: fs.BigIntSt
   try {
     fd = fs.openSync(entry, pathOnly | noFollow);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'changed';
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'changed-during-rewind';
     throw error;
   }
   try {
@@ -392,10 +321,10 @@ function changeModeWithoutReading(entry: string, mode: number, seen: fs.BigIntSt
 }
 
 /** True when `found` (an opened handle's stat) is the regular file `seen`, with no other name; otherwise why not. */
-function sameFileAs(found: fs.BigIntStats, seen: fs.BigIntStats): true | Refusal {
+function sameFileAs(found: fs.BigIntStats, seen: fs.BigIntStats): true | EntryRefusal {
   if (found.isSymbolicLink()) return 'symlink';
   if (!found.isFile()) return 'not-regular';
-  if (found.dev !== seen.dev || found.ino !== seen.ino) return 'changed';
+  if (found.dev !== seen.dev || found.ino !== seen.ino) return 'changed-during-rewind';
   return found.nlink === 1n ? true : 'hard-link';
 }
 
@@ -408,33 +337,10 @@ function closeQuietly(fd: number): void {
   }
 }
 
-/**
- * Whether the entry is still what the plan saw: read and hashed unless its
- * stat signature vouches for it. With `wantContent` a file is read either
- * way, and its bytes come back (`content`). A file comes back with the stat
- * it was checked by (`stat`), which names the file that passed the check.
- */
-function inspectAsPlanned(context: ApplyContext, directory: PinnedDirectory, name: string, change: PlannedChange, wantContent: boolean): { content?: Buffer; stat?: fs.BigIntStats } | Refusal {
+/** What the entry must still be for `change` to go ahead: what the plan saw, vouched for by its stat signature when the racy rule allows. */
+function expectedBy(change: PlannedChange): ExpectedEntry {
+  if (change.from.kind !== 'file') return { kind: change.from.kind };
   const lastSeen = change.tracked.lastSeen;
-  const vouched = (stat: fs.BigIntStats) => change.current.kind === 'file' && isUnchangedSince(lastSeen?.observed, stat) && sameState(lastSeen!.state, change.current);
-  const inspection = inspectEntry(directory, name, { maxBytes: context.maxFileBytes, read: (stat) => wantContent || !vouched(stat) });
-  switch (inspection.kind) {
-    case 'symlink':
-      return change.current.kind === 'symlink' ? {} : 'symlink';
-    case 'not-regular':
-      return 'not-regular';
-    case 'absent':
-      return change.current.kind === 'absent' ? {} : 'changed';
-    case 'too-large':
-    case 'unsafe-parent':
-      return 'changed';
-    case 'file': {
-      if (inspection.stat.nlink > 1n) return 'hard-link';
-      if (change.current.kind !== 'file') return 'changed';
-      const { content, stat } = inspection;
-      if (content === undefined || vouched(stat)) return { content, stat };
-      const mode = Number(stat.mode & 0o7777n);
-      return sha256(content) === change.current.sha256 && mode === change.current.mode ? { content, stat } : 'changed';
-    }
-  }
+  const vouched = lastSeen !== undefined && sameState(lastSeen.state, change.from);
+  return { kind: 'file', sha256: change.from.sha256, mode: change.from.mode, trustedSignature: vouched ? trustedSignature(lastSeen.observed) : undefined };
 }

@@ -3,7 +3,7 @@ import type { DirectoryCache } from '../fs/directory-cache.js';
 import type { PinnedDirectory } from '../fs/pinned-directory.js';
 import { isInside } from '../paths.js';
 import type { SessionState, TrackedPath } from '../session/session-state.js';
-import type { PlannedChange } from './plan.js';
+import type { PlannedChange } from './change.js';
 
 /**
  * Directories the session's tools created, which a rewind that deletes the

@@ -2,7 +2,6 @@ import path from 'node:path';
 import { isUtf8 } from 'node:buffer';
 import { diffArrays } from 'diff';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { DirectoryCache } from '../fs/directory-cache.js';
 import { canonicalLocation } from '../paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../session/observe-path.js';
@@ -10,7 +9,10 @@ import { sameState, type CheckpointInfo, type TrackedPath } from '../session/ses
 import type { Session } from '../session/session.js';
 import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from './git-patch.js';
 import { isBinary, splitTextLines } from './line-stats.js';
-import { planRewind, type PlannedChange, type SkippedPath, type SkipReason } from './plan.js';
+import type { PlannedChange } from './change.js';
+import { measurementsFor, type Measurements } from './measure.js';
+import { planRewind } from './plan.js';
+import type { SkippedPath, SkipReason } from './safety.js';
 import { afterRollBack } from './transaction.js';
 
 /**
@@ -126,10 +128,12 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   const total = only?.size ?? session.state.paths.size;
   const patches = new Map<string, PatchOutcome>();
   let done = 0;
-  const assumed = await rolledBack(session);
+  const assumed = await afterRollBack(session);
+  const measurements = measurementsFor(session, 'other');
   const plan = await planRewind(
     {
       state: session.state,
+      measurements,
       ...(assumed !== undefined ? { assumed } : {}),
       readBlob: (hash) => session.readBlob(hash),
       maxFileBytes: session.maxFileBytes,
@@ -148,39 +152,29 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   );
   const toolCalls = session.state.toolCallsTakenBack(target.index);
   const diffs: FileDiff[] = [
-    ...plan.changes.map((change) => changeDiff(change, patches.get(change.path), toolCalls.get(change.path) ?? [])),
+    ...plan.changes.map((change) => changeDiff(change, measurements, patches.get(change.path), toolCalls.get(change.path) ?? [])),
     ...plan.skipped.map((skipped: SkippedPath): FileSkipDiff => ({ path: skipped.path, action: 'skip', reason: skipped.reason, message: skipped.message })),
   ];
   return diffs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-/** The files as they will be once an interrupted rewind is rolled back (see `afterRollBack`); undefined without one. */
-async function rolledBack(session: Session): Promise<Map<string, FileState> | undefined> {
-  if (session.state.interruptedRewind === undefined) return undefined;
-  const directories = new DirectoryCache();
-  try {
-    return await afterRollBack(session, directories);
-  } finally {
-    directories.close();
-  }
-}
-
-function changeDiff(change: PlannedChange, outcome: PatchOutcome | undefined, toolCallIds: string[]): FileChangeDiff {
-  const side = (state: PlannedChange['current']): FileSide | null => (state.kind === 'file' ? { size: state.size, mode: state.mode } : null);
+function changeDiff(change: PlannedChange, measurements: Measurements, outcome: PatchOutcome | undefined, toolCallIds: string[]): FileChangeDiff {
+  const side = (state: PlannedChange['from']): FileSide | null => (state.kind === 'file' ? { size: state.size, mode: state.mode } : null);
+  const stats = measurements.of(change);
   return {
     path: change.path,
     action: change.action,
     ...(outcome?.patch !== undefined ? { patch: outcome.patch } : {}),
-    insertions: change.insertions,
-    deletions: change.deletions,
-    binary: change.binary || (outcome?.binary ?? false),
+    insertions: stats.insertions,
+    deletions: stats.deletions,
+    binary: stats.binary || (outcome?.binary ?? false),
     tooLarge: outcome?.tooLarge ?? false,
     tooComplex: outcome?.tooComplex ?? false,
-    statsSkipped: change.statsSkipped,
+    statsSkipped: stats.skipped,
     conflict: change.conflict,
     toolCallIds,
-    current: side(change.current),
-    target: side(change.target),
+    current: side(change.from),
+    target: side(change.to),
   };
 }
 

@@ -105,18 +105,14 @@ export function splitTextLines(text: string): string[] {
   return lines;
 }
 
+/** `a` and `b` share no first or last line: `commonLineEdges` cut those. */
 function lcsLength(a: string[], b: string[], maxSteps: number): number | undefined {
-  let prefix = 0;
-  while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix += 1;
-  let suffix = 0;
-  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix += 1;
-
   const ids = new Map<string, number>();
   const seenIn = new Map<number, number>(); // bit 1: in a, bit 2: in b
   const intern = (lines: string[], flag: number) => {
-    const out = new Int32Array(lines.length - prefix - suffix);
+    const out = new Int32Array(lines.length);
     for (let index = 0; index < out.length; index += 1) {
-      const line = lines[prefix + index]!;
+      const line = lines[index]!;
       let id = ids.get(line);
       if (id === undefined) {
         id = ids.size;
@@ -127,11 +123,10 @@ function lcsLength(a: string[], b: string[], maxSteps: number): number | undefin
     }
     return out;
   };
-  const middleA = intern(a, 1);
-  const middleB = intern(b, 2);
+  const idsA = intern(a, 1);
+  const idsB = intern(b, 2);
   const shared = (sequence: Int32Array) => sequence.filter((id) => seenIn.get(id) === 3);
-  const common = myersLcs(shared(middleA), shared(middleB), maxSteps);
-  return common === undefined ? undefined : prefix + suffix + common;
+  return myersLcs(shared(idsA), shared(idsB), maxSteps);
 }
 
 function myersLcs(a: Int32Array, b: Int32Array, maxSteps: number): number | undefined {

@@ -1,6 +1,6 @@
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import type { Session } from '../session/session.js';
-import type { SkippedPath } from './plan.js';
+import type { SkippedPath } from './safety.js';
 import { clearPendingRewind, readPendingRewind, sessionsWithPendingRewinds } from './pending-rewind-note.js';
 import { recoverInterruptedRewind } from './transaction.js';
 

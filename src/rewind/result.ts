@@ -1,7 +1,9 @@
 import type { RewindableErrorCode } from '../errors.js';
 import type { RewindAction } from '../schemas.js';
 import { safetyRefusals, type Refusal } from '../refusal.js';
-import type { PlannedChange, SkippedPath } from './plan.js';
+import type { PlannedChange } from './change.js';
+import type { Measurements } from './measure.js';
+import type { SkippedPath } from './safety.js';
 
 /** One file a rewind changes (or would change). */
 export interface RewindFileChange {
@@ -91,20 +93,21 @@ export interface RewindFilesRefused {
   undoCheckpointId?: undefined;
 }
 
-export function summarize(changes: readonly PlannedChange[], skipped: readonly SkippedPath[], dryRun: boolean, directoriesRemoved: readonly string[] = []): RewindFilesReady {
+export function summarize(changes: readonly PlannedChange[], measurements: Measurements, skipped: readonly SkippedPath[], dryRun: boolean, directoriesRemoved: readonly string[] = []): RewindFilesReady {
   const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  const files = [...changes].sort(byPath).map(
-    (change): RewindFileChange => ({
+  const files = [...changes].sort(byPath).map((change): RewindFileChange => {
+    const stats = measurements.of(change);
+    return {
       path: change.path,
       action: change.action,
-      insertions: change.insertions,
-      deletions: change.deletions,
-      binary: change.binary,
-      statsSkipped: change.statsSkipped,
+      insertions: stats.insertions,
+      deletions: stats.deletions,
+      binary: stats.binary,
+      statsSkipped: stats.skipped,
       conflict: change.conflict,
       toolCallIds: [], // from the session's records, by `withToolCallIds`
-    }),
-  );
+    };
+  });
   const skippedByReason: Partial<Record<Refusal, number>> = {};
   for (const entry of skipped) skippedByReason[entry.reason] = (skippedByReason[entry.reason] ?? 0) + 1;
   return {

@@ -5,16 +5,16 @@ import { sameState, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
-import { applyChanges, inverseOf, type ApplyContext, type ApplyOutcome } from './apply.js';
-import { leftAlone, planRewind, type PlanContext, type RewindPlan } from './plan.js';
+import { applyChanges, type ApplyContext, type ApplyOutcome } from './apply.js';
+import { inverseOf, type PlannedChange, type RewindPlan } from './change.js';
+import { measurementsFor, type Measurements } from './measure.js';
+import { planRewind, type PlanContext } from './plan.js';
+import { changedAfterInterruptedRewind } from './safety.js';
 import { summarize, type RewindFilesReady } from './result.js';
 import { clearOwnPendingRewind, notePendingRewind } from './pending-rewind-note.js';
-import { LineStatsCache } from './stats-cache.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
 const rewindBatchBytes = 4 * 1024 * 1024;
-/** Current bytes the plan keeps for measuring changes as they are applied; past this, they are measured while planning. */
-const keptCurrentBytes = 16 * 1024 * 1024;
 
 /**
  * A real rewind is a transaction:
@@ -48,11 +48,11 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
+  const measurements = measurementsFor(session, 'rewind');
   const plan = await beforeAnyChange(`The rewind to message ${target.id}`, async () => {
     const planned = await planRewind(
       {
-        ...planContext(session, skipConflicts, directories),
-        measureWhenApplied: { keepBytes: keptCurrentBytes, stored: (sha256) => session.isStored(sha256) },
+        ...planContext(session, skipConflicts, directories, measurements),
         onContent: (_tracked, observation) => session.queueBackup(observation, batch),
       },
       target.index,
@@ -82,7 +82,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
       ],
       batch.take(),
     );
-    return await applyAndEnd(session, target, plan, rewindId, undoCheckpointId, directories);
+    return await applyAndEnd(session, target, plan, measurements, { rewindId, undoCheckpointId }, directories);
   } finally {
     // A rewind the log still has open (its rollback failed) keeps its note, for the next open to finish it.
     if (session.state.interruptedRewind === undefined) await clearOwnPendingRewind(session);
@@ -90,11 +90,12 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
 }
 
 /** Steps 3 and 4 of `runRewind`: the changes, then the end record, or the rollback. */
-async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, rewindId: string, undoCheckpointId: string, directories: DirectoryCache): Promise<RewindFilesReady> {
-  const outcome = await applyChanges(applyContext(session, directories), plan.changes, plan.directoriesRemoved);
+async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, measurements: Measurements, ids: { rewindId: string; undoCheckpointId: string }, directories: DirectoryCache): Promise<RewindFilesReady> {
+  const { rewindId, undoCheckpointId } = ids;
+  const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes, plan.directoriesRemoved);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
-    await rollBack(session, rewindId, outcome, describeFailure(outcome.failure), directories);
+    await rollBack(session, rewindId, outcome, measurements, describeFailure(outcome.failure), directories);
     throw new RewindableError(
       RewindableErrorCode.REWIND_FAILED,
       `The rewind to message ${target.id} failed at ${outcome.failure.path}: ${describeFailure(outcome.failure)}. ` +
@@ -103,18 +104,13 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
     );
   }
 
-  const result = summarize(
-    outcome.applied.map((applied) => applied.change),
-    [...plan.skipped, ...outcome.skipped],
-    false,
-    outcome.directoriesRemoved,
-  );
+  const result = summarize(outcome.applied.map((applied) => applied.change), measurements, [...plan.skipped, ...outcome.skipped], false, outcome.directoriesRemoved);
   try {
     await session.append([endRecord(session, rewindId, 'complete', result)]);
   } catch (error) {
     // Not recorded means not committed: the caller gets no result, so the files go back as after any failure.
     const reason = `its end could not be recorded (${describeFailure({ error })})`;
-    await rollBack(session, rewindId, outcome, reason, directories);
+    await rollBack(session, rewindId, outcome, measurements, reason, directories);
     throw new RewindableError(
       RewindableErrorCode.REWIND_FAILED,
       `The rewind to message ${target.id} changed the files, but ${reason}. Every file it had changed was put back as it was before the rewind.`,
@@ -128,10 +124,11 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
 export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesReady> {
   const directories = new DirectoryCache();
   try {
+    const measurements = measurementsFor(session, 'dry-run');
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
-      planRewind({ ...planContext(session, skipConflicts, directories), keepCounts: countsOf(session), assumed: await afterRollBack(session, directories) }, target.index),
+      planRewind({ ...planContext(session, skipConflicts, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
     );
-    return summarize(plan.changes, plan.skipped, true, plan.directoriesRemoved);
+    return summarize(plan.changes, measurements, plan.skipped, true, plan.directoriesRemoved);
   } finally {
     directories.close();
   }
@@ -150,54 +147,39 @@ export async function recoverInterruptedRewind(session: Session): Promise<Rewind
   if (begin === undefined) return undefined;
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
   if (undo === undefined) return undefined;
-  const planned = new Set(begin.plan.map((entry) => entry.path));
   const directories = new DirectoryCache();
+  const measurements = measurementsFor(session, 'other');
   try {
-    return await rollBackInterrupted(session, begin, undo, planned, directories);
+    const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, directories, measurements));
+    const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes);
+    noteWritten(outcome);
+    if (outcome.failure !== undefined) {
+      throw new RewindableError(
+        RewindableErrorCode.REWIND_FAILED,
+        `A rewind of session ${session.sessionId} was interrupted, and rolling it back failed at ${outcome.failure.path}: ` +
+          `${describeFailure(outcome.failure)}. Fix the cause and open the session again; the rollback is retried each time.`,
+        { cause: outcome.failure.error },
+      );
+    }
+    const result = summarize(outcome.applied.map((applied) => applied.change), measurements, [...plan.skipped, ...outcome.skipped], false);
+    await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
+    return result;
   } finally {
     directories.close();
   }
 }
 
-async function rollBackInterrupted(
-  session: Session,
-  begin: RewindBeginRecord,
-  undo: CheckpointInfo,
-  planned: ReadonlySet<string>,
-  directories: DirectoryCache,
-): Promise<RewindFilesReady> {
-  const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, planned, directories));
-  const outcome = await applyChanges(applyContext(session, directories), plan.changes);
-  noteWritten(outcome);
-  if (outcome.failure !== undefined) {
-    throw new RewindableError(
-      RewindableErrorCode.REWIND_FAILED,
-      `A rewind of session ${session.sessionId} was interrupted, and rolling it back failed at ${outcome.failure.path}: ` +
-        `${describeFailure(outcome.failure)}. Fix the cause and open the session again; the rollback is retried each time.`,
-      { cause: outcome.failure.error },
-    );
-  }
-  const result = summarize(
-    outcome.applied.map((applied) => applied.change),
-    [...plan.skipped, ...outcome.skipped],
-    false,
-  );
-  await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
-  return result;
-}
-
 /** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */
-async function planRollBack(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, planned: ReadonlySet<string>, directories: DirectoryCache): Promise<RewindPlan> {
-  const plan = await planRewind({ ...planContext(session, false, directories), only: planned }, undo.index);
+async function planRollBack(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, directories: DirectoryCache, measurements: Measurements): Promise<RewindPlan> {
+  const only = new Set(begin.plan.map((entry) => entry.path));
+  const plan = await planRewind({ ...planContext(session, false, directories, measurements), only }, undo.index);
   const rewoundTo = session.state.checkpointsById.get(begin.target);
-  const changedSince = plan.changes.filter((change) => rewoundTo === undefined || !sameState(change.current, session.state.versionAt(change.tracked, rewoundTo.index).state));
-  plan.changes = plan.changes.filter((change) => !changedSince.includes(change));
-  plan.skipped.push(
-    ...changedSince.map((change) =>
-      leftAlone(change.path, 'changed-during-rewind', 'it changed after the interrupted rewind, and rolling it back would discard that change'),
-    ),
-  );
-  return plan;
+  const changedSince = (change: PlannedChange) => rewoundTo === undefined || !sameState(change.from, session.state.versionAt(change.tracked, rewoundTo.index).state);
+  return {
+    ...plan,
+    changes: plan.changes.filter((change) => !changedSince(change)),
+    skipped: [...plan.skipped, ...plan.changes.filter(changedSince).map((change) => changedAfterInterruptedRewind(change.path))],
+  };
 }
 
 /**
@@ -206,19 +188,27 @@ async function planRollBack(session: Session, begin: RewindBeginRecord, undo: Ch
  * back first): the state each file will hold once it is rolled back, so
  * that the preview is what the real rewind, after the rollback, will do.
  */
-export async function afterRollBack(session: Session, directories: DirectoryCache): Promise<Map<string, FileState> | undefined> {
+export async function afterRollBack(session: Session, shared?: DirectoryCache): Promise<Map<string, FileState> | undefined> {
   const begin = session.state.interruptedRewind;
   const undo = begin === undefined ? undefined : session.state.checkpointsById.get(begin.undoCheckpointId);
   if (begin === undefined || undo === undefined) return undefined;
-  const plan = await planRollBack(session, begin, undo, new Set(begin.plan.map((entry) => entry.path)), directories);
-  return new Map(plan.changes.map((change) => [change.path, change.target]));
+  const directories = shared ?? new DirectoryCache();
+  try {
+    const plan = await planRollBack(session, begin, undo, directories, measurementsFor(session, 'other'));
+    return new Map(plan.changes.map((change) => [change.path, change.to]));
+  } finally {
+    if (shared === undefined) directories.close();
+  }
 }
 
-async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, error: string, directories: DirectoryCache): Promise<void> {
-  const undo = await applyChanges(
-    applyContext(session, directories),
-    outcome.applied.flatMap((applied) => inverseOf(applied.change) ?? []).reverse(),
-  );
+async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcome, measurements: Measurements, error: string, directories: DirectoryCache): Promise<void> {
+  // The statistics of each inverse are those of its change, reversed; its bytes are read from the store again.
+  const inverses = outcome.applied.flatMap(({ change }) => {
+    const inverse = inverseOf(change);
+    if (inverse !== undefined) measurements.countAsUndoing(inverse, change);
+    return inverse ?? [];
+  });
+  const undo = await applyChanges(applyContext(session, directories, measurements), inverses.reverse());
   noteWritten(undo);
   if (undo.failure !== undefined) {
     // Leave the rewind open: the next open of the session retries the rollback.
@@ -229,11 +219,7 @@ async function rollBack(session: Session, rewindId: string, outcome: ApplyOutcom
       { cause: undo.failure.error },
     );
   }
-  const result = summarize(
-    undo.applied.map((applied) => applied.change),
-    undo.skipped,
-    false,
-  );
+  const result = summarize(undo.applied.map((applied) => applied.change), measurements, undo.skipped, false);
   try {
     await session.append([endRecord(session, rewindId, 'rolled-back', result, error)]);
   } catch {
@@ -270,14 +256,14 @@ function restoresLikely(session: Session, target: CheckpointInfo): number {
   return count;
 }
 
-function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache): PlanContext {
-  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories };
+function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache, measurements: Measurements): PlanContext {
+  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories, measurements };
 }
 
-function applyContext(session: Session, directories: DirectoryCache): ApplyContext {
+function applyContext(session: Session, directories: DirectoryCache, measurements: Measurements): ApplyContext {
   return {
     readBlob: (hash: string) => session.readBlob(hash),
-    keptCounts: countsOf(session),
+    measurements,
     durable: session.durable,
     maxFileBytes: session.maxFileBytes,
     directories,
@@ -285,23 +271,10 @@ function applyContext(session: Session, directories: DirectoryCache): ApplyConte
   };
 }
 
-/**
- * Line statistics the dry runs of each open session counted, by content (see
- * stats-cache.ts), for the real rewind that follows a preview. Real rewinds
- * add none: a rewind repeated back and forth counts each time, as the first does.
- */
-const keptCounts = new WeakMap<Session, LineStatsCache>();
-
-function countsOf(session: Session): LineStatsCache {
-  let counts = keptCounts.get(session);
-  if (counts === undefined) keptCounts.set(session, (counts = new LineStatsCache()));
-  return counts;
-}
-
 /** What a rewind wrote is now the newest known content of each file. */
 function noteWritten(outcome: ApplyOutcome): void {
   for (const { change, observed } of outcome.applied) {
-    change.tracked.lastSeen = change.target.kind === 'file' && observed !== undefined ? { state: change.target, observed } : undefined;
+    change.tracked.lastSeen = change.to.kind === 'file' && observed !== undefined ? { state: change.to, observed } : undefined;
   }
 }
 

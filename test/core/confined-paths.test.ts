@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { DirectoryCache } from '../../src/fs/directory-cache.js';
 import { CheckpointManager } from '../../src/index.js';
 import { applyChanges } from '../../src/rewind/apply.js';
+import { Measurements } from '../../src/rewind/measure.js';
 import { encodeLines } from '../../src/store/filesystem/log-lines.js';
 import { filesystemStorage } from '../../src/store/filesystem/filesystem-storage.js';
 import { memoryStorage } from '../../src/store/memory/memory-storage.js';
@@ -175,20 +176,16 @@ describe('applying a rewind', () => {
       path: victim,
       tracked: { path: victim, storedPath: victim, versions: [] },
       action: 'delete' as const,
-      target: { kind: 'absent' as const },
-      current,
-      insertions: 0,
-      deletions: 1,
-      binary: false,
-      statsSkipped: false,
+      from: current,
+      to: { kind: 'absent' as const },
       conflict: false,
-      measured: true,
     };
     const apply = async (extraRoots: string[]) => {
       const directories = new DirectoryCache();
       try {
         const readBlob = async () => ({ ok: false as const, reason: 'none' });
-        return await applyChanges({ readBlob, durable: false, maxFileBytes: 1 << 20, directories, confinement: { root: project.root, extraRoots, storeDirectory: undefined } }, [change]);
+        const measurements = new Measurements({ readBlob });
+        return await applyChanges({ readBlob, measurements, durable: false, maxFileBytes: 1 << 20, directories, confinement: { root: project.root, extraRoots, storeDirectory: undefined } }, [change]);
       } finally {
         directories.close();
       }
