@@ -12,7 +12,7 @@ import {
   type RewindSuccess,
   type SkippedPath,
   type SkipReason,
-} from '../../src/index.js';
+} from '../src/index.js';
 
 declare const manager: CheckpointManager;
 declare const result: RewindFilesResult;

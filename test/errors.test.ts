@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CheckpointManager, RewindableError } from '../../src/index.js';
-import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
+import { CheckpointManager, RewindableError } from '../src/index.js';
+import { newId, snapshotTree, tempProject } from './helpers/temp-project.js';
 
 /** Bad input gets a typed error a user can act on, and changes nothing. */
 describe('bad input', () => {
