@@ -167,10 +167,6 @@ export class BlobPack {
     }
   }
 
-  get hashes(): IterableIterator<string> {
-    return this.index.keys();
-  }
-
   /** The blob's content (deltas and bundles resolved), or `undefined` when the pack does not hold it (or notes it as loose). */
   read(hash: string): Buffer | undefined {
     const entry = this.index.get(hash);
@@ -204,8 +200,8 @@ export class BlobPack {
 
   /** Stages one blob as a full or delta entry and points the index at it. */
   private appendEntry(blob: PackBlob): void {
-    const { header, payload, entry } = this.encode(blob);
-    entry.offset = this.stage(header, payload);
+    const { payload, entry } = this.encode(blob);
+    entry.offset = this.stage(encodeHeader(entry.kind, entry.depth, blob.hash, entry.size, entry.payloadLength), payload);
     this.point(blob.hash, entry);
   }
 
@@ -214,10 +210,6 @@ export class BlobPack {
    * raw-deflated concatenation of the members' bytes, in order.
    */
   appendBundle(members: readonly PackBlob[], compressed: Buffer): void {
-    const fresh = members.filter((member) => !this.index.has(member.hash));
-    if (fresh.length !== members.length || members.length === 0) {
-      throw new Error('internal: a bundle must hold only blobs the pack does not have');
-    }
     this.writeBundle(members, compressed);
     this.writeStaged();
   }
@@ -321,14 +313,14 @@ export class BlobPack {
     this.length += bytes;
   }
 
-  private encode(blob: PackBlob): { header: Buffer; payload: Buffer; entry: StoredEntry } {
+  private encode(blob: PackBlob): { payload: Buffer; entry: StoredEntry } {
     const content = Buffer.from(blob.bytes.buffer, blob.bytes.byteOffset, blob.bytes.byteLength);
     const base = blob.similarTo === undefined ? undefined : this.index.get(blob.similarTo);
     const baseDepth = base === undefined || base.kind === kindLoose ? undefined : base.kind === 'member' ? 0 : base.depth;
     if (baseDepth !== undefined && baseDepth < maxDeltaDepth && content.length >= minDeltaSize) {
       // Only computing a delta uses the in-memory copy; reads always go to the file, so damage there is seen.
       const baseContent = this.recent.get(blob.similarTo!) ?? this.intactContent(blob.similarTo!);
-      if (baseContent === undefined) return encodeFull(blob.hash, content);
+      if (baseContent === undefined) return encodeFull(content);
       const prefix = commonPrefixLength(baseContent, content);
       const suffix = commonSuffixLength(baseContent, content, Math.min(baseContent.length, content.length) - prefix);
       const middle = content.subarray(prefix, content.length - suffix);
@@ -338,11 +330,10 @@ export class BlobPack {
         payload.writeUIntLE(prefix, 32, 6);
         payload.writeUIntLE(suffix, 38, 6);
         middle.copy(payload, 44);
-        const entry: StoredEntry = { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length };
-        return { header: encodeHeader(kindDelta, entry.depth, blob.hash, entry.size, entry.payloadLength), payload, entry };
+        return { payload, entry: { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length } };
       }
     }
-    return encodeFull(blob.hash, content);
+    return encodeFull(content);
   }
 
   /**
@@ -455,9 +446,8 @@ function keepable(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes);
 }
 
-function encodeFull(hash: string, content: Buffer): { header: Buffer; payload: Buffer; entry: StoredEntry } {
-  const entry: StoredEntry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length };
-  return { header: encodeHeader(kindFull, 0, hash, entry.size, entry.payloadLength), payload: content, entry };
+function encodeFull(content: Buffer): { payload: Buffer; entry: StoredEntry } {
+  return { payload: content, entry: { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length } };
 }
 
 /** An entry's header. A slice of Node's shared pool, zeroed here: one is encoded for every backup. */
