@@ -28,9 +28,9 @@ export interface Collected {
 
 export function collectGarbage(collection: GarbageCollection): Collected {
   const collected: Collected = { blobsRemoved: 0, bytesFreed: 0 };
-  for (const folder of directoriesIn(collection.blobsDirectory)) {
-    const folderPath = path.join(collection.blobsDirectory, folder);
-    if (folder === 'packs') collectPacks(folderPath, collection, collected);
+  for (const folder of entriesIn(collection.blobsDirectory).filter((entry) => entry.isDirectory())) {
+    const folderPath = path.join(collection.blobsDirectory, folder.name);
+    if (folder.name === 'packs') collectPacks(folderPath, collection, collected);
     else collectLooseBlobs(folderPath, collection, collected);
   }
   return collected;
@@ -92,10 +92,4 @@ function count(collected: Collected, bytes: number | undefined): void {
 function isOld(file: string, cutoff: number): boolean {
   const stat = safeLstat(file);
   return stat !== undefined && stat.mtimeMs <= cutoff;
-}
-
-function directoriesIn(folder: string): string[] {
-  return entriesIn(folder)
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name);
 }

@@ -11,7 +11,7 @@ import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
 import { PathVersions } from '../path-versions.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
-import { safeLstat, safeReaddir } from './quiet-lookup.js';
+import { entriesIn, safeLstat } from './quiet-lookup.js';
 import { SessionPacks } from './session-packs.js';
 import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 
@@ -199,7 +199,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       packs.close(packs.path(key));
       fs.rmSync(packs.path(key), { force: true });
       // A pack of the older layout is named by session id alone: a session of that id in another project may read it.
-      const stillListed = safeReaddir(projectsDirectory).some((project) => fs.existsSync(logs.path({ projectKey: project, sessionId: key.sessionId })));
+      const stillListed = entriesIn(projectsDirectory).some((project) => fs.existsSync(logs.path({ projectKey: project.name, sessionId: key.sessionId })));
       if (!stillListed) {
         packs.close(packs.legacyPath(key));
         fs.rmSync(packs.legacyPath(key), { force: true });

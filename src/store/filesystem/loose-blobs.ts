@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { flushDirectory, flushFile, writeAll } from '../../fs/flush.js';
+import { entriesIn, safeLstat } from './quiet-lookup.js';
 
 /**
  * Loose blobs: one immutable file per blob at `blobs/<first 2 hex>/<sha256>`,
@@ -103,6 +104,7 @@ export function readLooseBlob(blobsDirectory: string, hash: string): Buffer | nu
 
 export function hasLooseBlob(blobsDirectory: string, hash: string): boolean {
   const target = looseBlobPath(blobsDirectory, hash);
+  const isRegularFile = (file: string) => safeLstat(file)?.isFile() === true;
   return isRegularFile(target) || asideCopies(target).some(isRegularFile);
 }
 
@@ -164,13 +166,9 @@ function putBack(aside: string, file: string): void {
 function asideCopies(target: string): string[] {
   const folder = path.dirname(target);
   const prefix = `.${path.basename(target)}.`;
-  let names: string[];
-  try {
-    names = fs.readdirSync(folder);
-  } catch {
-    return [];
-  }
-  return names.filter((name) => name.startsWith(prefix) && name.endsWith(asideSuffix)).map((name) => path.join(folder, name));
+  return entriesIn(folder)
+    .filter((entry) => entry.name.startsWith(prefix) && entry.name.endsWith(asideSuffix))
+    .map((entry) => path.join(folder, entry.name));
 }
 
 function readRegularFile(file: string): Buffer | null {
@@ -188,13 +186,5 @@ function readRegularFile(file: string): Buffer | null {
     return fs.readFileSync(fd);
   } finally {
     fs.closeSync(fd);
-  }
-}
-
-function isRegularFile(file: string): boolean {
-  try {
-    return fs.lstatSync(file).isFile();
-  } catch {
-    return false;
   }
 }
