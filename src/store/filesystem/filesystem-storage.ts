@@ -126,7 +126,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       return await operation();
     } catch (error) {
       if (RewindableError.isInstance(error)) throw error;
-      throw storeIoError(`${action} of session ${key.sessionId} (${lockPath(key)})`, error);
+      throw storeIoError(`${action} session ${key.sessionId} (${lockPath(key)})`, error);
     }
   }
 
@@ -245,20 +245,16 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       return collectGarbage({ blobsDirectory, referenced, cutoff, sessions });
     },
 
-    async lock(key): Promise<StorageLock> {
-      try {
+    // The lock checks itself before each write of the session that holds it (HeldSessionLock.assertHeld).
+    lock: (key): Promise<StorageLock> =>
+      onLock(key, 'lock', async () => {
         await logs.ensureProjectFolder(key.projectKey);
-      } catch (error) {
-        if (RewindableError.isInstance(error)) throw error;
-        throw storeIoError(`create the folder of session ${key.sessionId} (${path.join(projectsDirectory, key.projectKey)})`, error);
-      }
-      // The lock checks itself before each write of the session that holds it (HeldSessionLock.assertHeld).
-      return acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
-    },
+        return acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
+      }),
 
-    inspectLock: (key) => onLock(key, 'read the lock', async () => inspectSessionLock(lockPath(key), lockLeaseMs)),
+    inspectLock: (key) => onLock(key, 'read the lock of', async () => inspectSessionLock(lockPath(key), lockLeaseMs)),
 
-    breakLock: (key) => onLock(key, 'break the lock', async () => breakSessionLock(lockPath(key), lockLeaseMs)),
+    breakLock: (key) => onLock(key, 'break the lock of', async () => breakSessionLock(lockPath(key), lockLeaseMs)),
 
     async close() {
       logs.closeAll();

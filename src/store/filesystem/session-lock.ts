@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
+import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { flushFile, writeAll } from '../../fs/flush.js';
 import { HeldSessionLock } from './held-lock.js';
 import { readLock, removeLockIfUnchanged, type FoundLock, type LockOwner } from './lock-file.js';
@@ -46,15 +46,6 @@ export interface SessionLockHolder {
 }
 
 export async function acquireSessionLock(lockPath: string, sessionLabel: string, leaseMs: number): Promise<HeldSessionLock> {
-  try {
-    return await acquire(lockPath, sessionLabel, leaseMs);
-  } catch (error) {
-    if (RewindableError.isInstance(error)) throw error;
-    throw storeIoError(`lock session ${sessionLabel} (${lockPath})`, error);
-  }
-}
-
-async function acquire(lockPath: string, sessionLabel: string, leaseMs: number): Promise<HeldSessionLock> {
   const owner: LockOwner = {
     pid: process.pid,
     hostname: os.hostname(),
@@ -86,7 +77,7 @@ function lockedError(sessionLabel: string, holder: LockOwner, found: FoundLock, 
       { details: { pid: holder.pid, hostname: holder.hostname } },
     );
   }
-  const expiresAt = isoTime(found.renewedAtMs + leaseOf(holder, leaseMs));
+  const expiresAt = isoTime(found.renewedAtMs + (holder.leaseMs ?? leaseMs));
   const unchecked =
     holder.hostname === os.hostname()
       ? 'That process runs in another PID namespace (a container sharing this host name) or before a reboot, so it cannot be checked from here'
@@ -107,12 +98,7 @@ export function inspectSessionLock(lockPath: string, leaseMs: number): SessionLo
   return found === undefined ? undefined : describe(found, leaseMs);
 }
 
-/**
- * Removes the lock whoever holds it, and returns what it said. A holder that
- * is still running finds out before its next write, which then fails with
- * `SESSION_LOCKED`; the risk is a process that opens the session meanwhile
- * while the broken holder is in the middle of a write.
- */
+/** Removes the lock whoever holds it, and returns what it said (see `FilesystemStorage.breakLock`). */
 export function breakSessionLock(lockPath: string, leaseMs: number): SessionLockHolder | undefined {
   for (let attempt = 0; attempt < 20; attempt += 1) {
     const found = readLock(lockPath);
@@ -126,7 +112,7 @@ export function breakSessionLock(lockPath: string, leaseMs: number): SessionLock
 function describe(found: FoundLock, leaseMs: number): SessionLockHolder {
   const owner = found.owner;
   const renewedAt = isoTime(found.renewedAtMs);
-  const leaseExpiresAt = isoTime(found.renewedAtMs + (owner === undefined ? 0 : leaseOf(owner, leaseMs)));
+  const leaseExpiresAt = isoTime(found.renewedAtMs + (owner === undefined ? 0 : (owner.leaseMs ?? leaseMs)));
   if (owner === undefined) return { pid: null, hostname: null, acquiredAt: null, renewedAt, leaseExpiresAt, live: false };
   return { pid: owner.pid, hostname: owner.hostname, acquiredAt: owner.acquiredAt, renewedAt, leaseExpiresAt, live: isLive(owner, found, leaseMs) };
 }
@@ -137,11 +123,6 @@ function isoTime(ms: number): string {
 }
 
 const maximumDateMs = 8.64e15;
-
-/** The holder's own lease when its lock states one (it renews by that), else ours. */
-function leaseOf(owner: LockOwner, leaseMs: number): number {
-  return owner.leaseMs ?? leaseMs;
-}
 
 /**
  * Creates the lock with its content in one step: a temp file linked into place
@@ -183,8 +164,9 @@ function sweepLeftovers(lockPath: string): void {
   }
 }
 
+/** A lock whose pid cannot be checked here lives by its lease: the holder's own when it states one (it renews by that), else ours. */
 function isLive(owner: LockOwner, found: FoundLock, leaseMs: number): boolean {
-  if (!isCheckableHere(owner)) return Date.now() - found.renewedAtMs <= leaseOf(owner, leaseMs);
+  if (!isCheckableHere(owner)) return Date.now() - found.renewedAtMs <= (owner.leaseMs ?? leaseMs);
   try {
     process.kill(owner.pid, 0);
   } catch (error) {
