@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
-import { flushFile, writeAll } from '../../fs/flush.js';
+import { createByLink } from './create-by-link.js';
 import { HeldSessionLock } from './held-lock.js';
 import { readLock, removeLockIfUnchanged, type FoundLock, type LockOwner } from './lock-file.js';
 import { bootId, pidNamespace, processStartTime } from './lock-holder-identity.js';
@@ -124,29 +124,9 @@ function isoTime(ms: number): string {
 
 const maximumDateMs = 8.64e15;
 
-/**
- * Creates the lock with its content in one step: a temp file linked into place
- * (link fails if the name exists). The temp file is flushed before the link,
- * so a power cut cannot leave a visible lock that is empty.
- */
-async function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
-  const temporary = `${lockPath}.${owner.token}.tmp`;
-  try {
-    const fd = fs.openSync(temporary, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
-    try {
-      writeAll(fd, Buffer.from(JSON.stringify(owner)));
-      await flushFile(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.linkSync(temporary, lockPath);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  } finally {
-    fs.rmSync(temporary, { force: true });
-  }
+/** A lock is complete the moment it becomes visible, never empty: its holder's temporary file is flushed before it is linked. */
+function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
+  return createByLink(`${lockPath}.${owner.token}.tmp`, lockPath, Buffer.from(JSON.stringify(owner)), true);
 }
 
 /** Temporary and moved-aside lock files a killed process left behind (older than a minute). */
