@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { constants as zlibConstants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { flushFileData, writeAllAt } from '../../fs/flush.js';
 import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.js';
+import type { BlobWrite } from '../storage-adapter.js';
 
 /**
  * A pack: one append-only file holding a session's smaller blobs back to back.
@@ -77,11 +78,7 @@ interface BundleInfo {
 
 type PackEntry = StoredEntry | { kind: 'member'; bundle: BundleInfo; start: number; size: number } | { kind: typeof kindLoose };
 
-export interface PackBlob {
-  hash: string;
-  bytes: Uint8Array;
-  similarTo?: string | undefined;
-}
+export type PackBlob = BlobWrite & { similarTo?: string | undefined };
 
 export class BlobPack {
   /**
@@ -134,12 +131,8 @@ export class BlobPack {
       const size = fs.fstatSync(fd).size;
       // A pack written by another format version (an intact header, not a damaged one) is never
       // repaired: cutting it would delete its backups.
-      if (size >= headerSize) {
-        const first = readAt(fd, 0, headerSize);
-        if (first.subarray(0, 4).equals(magic) && first[4] !== formatVersion && first.readUInt32LE(64) === crc32(first.subarray(0, 64))) {
-          throw new Error(`${path} is a format ${first[4]} pack; this version of rewindable reads format ${formatVersion}`);
-        }
-      }
+      const version = size >= headerSize ? headerVersion(readAt(fd, 0, headerSize)) : undefined;
+      if (version !== undefined && version !== formatVersion) throw new Error(`${path} is a format ${version} pack; this version of rewindable reads format ${formatVersion}`);
       const { index, validLength } = scan(fd, size);
       if (mode === 'write' && validLength < size) fs.ftruncateSync(fd, validLength);
       return new BlobPack(path, fd, validLength, index, size);
@@ -434,11 +427,9 @@ export class BlobPack {
 
 /**
  * The bytes of an appended blob, to keep for later deltas: the caller's own
- * buffer when it holds little more than them (a file read whole), as blob
- * bytes never change once handed to the store (`BlobWrite`) and a copy of
- * every backup only cost each tracked Edit time; a copy when they are a
- * view into something larger (a bundle, a batch of files), which keeping
- * the view would keep alive.
+ * buffer when it holds little more than them (blob bytes never change once
+ * handed to the store, `BlobWrite`); a copy when they are a view into
+ * something larger (a batch of files), which keeping the view would keep alive.
  */
 function keepable(bytes: Uint8Array): Buffer {
   const slack = bytes.buffer.byteLength - bytes.byteLength;
@@ -478,7 +469,7 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
   let validLength = 0;
   while (offset + headerSize <= size) {
     const header = readAt(fd, offset, headerSize);
-    if (!isValidHeader(header)) {
+    if (headerVersion(header) !== formatVersion) {
       const next = findHeader(fd, offset + 1, size);
       if (next === undefined) break;
       offset = next;
@@ -513,8 +504,9 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
   return { index, validLength };
 }
 
-function isValidHeader(header: Buffer): boolean {
-  return header.subarray(0, 4).equals(magic) && header[4] === formatVersion && header.readUInt32LE(64) === crc32(header.subarray(0, 64));
+/** The format version of an intact header, or undefined when these bytes are not one. */
+function headerVersion(header: Buffer): number | undefined {
+  return header.subarray(0, 4).equals(magic) && header.readUInt32LE(64) === crc32(header.subarray(0, 64)) ? header[4] : undefined;
 }
 
 /** Offset of the next valid, complete entry at or after `from`, or undefined. */
@@ -526,7 +518,7 @@ function findHeader(fd: number, from: number, size: number): number | undefined 
       const candidate = start + found;
       if (candidate + headerSize > size) return undefined;
       const header = readAt(fd, candidate, headerSize);
-      if (isValidHeader(header) && candidate + headerSize + header.readUIntLE(48, 6) <= size) return candidate;
+      if (headerVersion(header) === formatVersion && candidate + headerSize + header.readUIntLE(48, 6) <= size) return candidate;
     }
   }
   return undefined;
