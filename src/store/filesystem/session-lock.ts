@@ -56,7 +56,6 @@ export async function acquireSessionLock(lockPath: string, sessionLabel: string,
     acquiredAt: new Date().toISOString(),
     leaseMs,
   };
-  fs.mkdirSync(path.dirname(lockPath), { recursive: true });
   sweepLeftovers(lockPath);
   for (let attempt = 0; attempt < 20; attempt += 1) {
     if (await tryCreate(lockPath, owner)) return new HeldSessionLock(lockPath, owner.token, sessionLabel, leaseMs);
