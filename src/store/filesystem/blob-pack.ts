@@ -191,7 +191,6 @@ export class BlobPack {
     this.writeStaged();
   }
 
-  /** Stages one blob as a full or delta entry and points the index at it. */
   private appendEntry(blob: PackBlob): void {
     const { payload, entry } = this.encode(blob);
     entry.offset = this.stage(encodeHeader(entry.kind, entry.depth, blob.hash, entry.size, entry.payloadLength), payload);
@@ -236,7 +235,6 @@ export class BlobPack {
     else this.appendEntry({ hash, bytes: content });
   }
 
-  /** Stages a bundle entry and points the index at its members. */
   private writeBundle(members: readonly PackBlob[], compressed: Buffer): void {
     const table = Buffer.alloc(4 + members.length * memberSize);
     table.writeUInt32LE(members.length, 0);
