@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { constants as zlibConstants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { flushFileData, writeAllAt } from '../../fs/flush.js';
 import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.js';
+import type { BlobWrite } from '../storage-adapter.js';
 
 /**
  * A pack: one append-only file holding a session's smaller blobs back to back.
@@ -77,11 +78,7 @@ interface BundleInfo {
 
 type PackEntry = StoredEntry | { kind: 'member'; bundle: BundleInfo; start: number; size: number } | { kind: typeof kindLoose };
 
-export interface PackBlob {
-  hash: string;
-  bytes: Uint8Array;
-  similarTo?: string | undefined;
-}
+export type PackBlob = BlobWrite & { similarTo?: string | undefined };
 
 export class BlobPack {
   /**
@@ -134,12 +131,8 @@ export class BlobPack {
       const size = fs.fstatSync(fd).size;
       // A pack written by another format version (an intact header, not a damaged one) is never
       // repaired: cutting it would delete its backups.
-      if (size >= headerSize) {
-        const first = readAt(fd, 0, headerSize);
-        if (first.subarray(0, 4).equals(magic) && first[4] !== formatVersion && first.readUInt32LE(64) === crc32(first.subarray(0, 64))) {
-          throw new Error(`${path} is a format ${first[4]} pack; this version of rewindable reads format ${formatVersion}`);
-        }
-      }
+      const version = size >= headerSize ? headerVersion(readAt(fd, 0, headerSize)) : undefined;
+      if (version !== undefined && version !== formatVersion) throw new Error(`${path} is a format ${version} pack; this version of rewindable reads format ${formatVersion}`);
       const { index, validLength } = scan(fd, size);
       if (mode === 'write' && validLength < size) fs.ftruncateSync(fd, validLength);
       return new BlobPack(path, fd, validLength, index, size);
@@ -165,10 +158,6 @@ export class BlobPack {
     } catch {
       return false;
     }
-  }
-
-  get hashes(): IterableIterator<string> {
-    return this.index.keys();
   }
 
   /** The blob's content (deltas and bundles resolved), or `undefined` when the pack does not hold it (or notes it as loose). */
@@ -202,10 +191,9 @@ export class BlobPack {
     this.writeStaged();
   }
 
-  /** Stages one blob as a full or delta entry and points the index at it. */
   private appendEntry(blob: PackBlob): void {
-    const { header, payload, entry } = this.encode(blob);
-    entry.offset = this.stage(header, payload);
+    const { payload, entry } = this.encode(blob);
+    entry.offset = this.stage(encodeHeader(entry.kind, entry.depth, blob.hash, entry.size, entry.payloadLength), payload);
     this.point(blob.hash, entry);
   }
 
@@ -214,10 +202,6 @@ export class BlobPack {
    * raw-deflated concatenation of the members' bytes, in order.
    */
   appendBundle(members: readonly PackBlob[], compressed: Buffer): void {
-    const fresh = members.filter((member) => !this.index.has(member.hash));
-    if (fresh.length !== members.length || members.length === 0) {
-      throw new Error('internal: a bundle must hold only blobs the pack does not have');
-    }
     this.writeBundle(members, compressed);
     this.writeStaged();
   }
@@ -251,7 +235,6 @@ export class BlobPack {
     else this.appendEntry({ hash, bytes: content });
   }
 
-  /** Stages a bundle entry and points the index at its members. */
   private writeBundle(members: readonly PackBlob[], compressed: Buffer): void {
     const table = Buffer.alloc(4 + members.length * memberSize);
     table.writeUInt32LE(members.length, 0);
@@ -321,14 +304,14 @@ export class BlobPack {
     this.length += bytes;
   }
 
-  private encode(blob: PackBlob): { header: Buffer; payload: Buffer; entry: StoredEntry } {
+  private encode(blob: PackBlob): { payload: Buffer; entry: StoredEntry } {
     const content = Buffer.from(blob.bytes.buffer, blob.bytes.byteOffset, blob.bytes.byteLength);
     const base = blob.similarTo === undefined ? undefined : this.index.get(blob.similarTo);
     const baseDepth = base === undefined || base.kind === kindLoose ? undefined : base.kind === 'member' ? 0 : base.depth;
     if (baseDepth !== undefined && baseDepth < maxDeltaDepth && content.length >= minDeltaSize) {
       // Only computing a delta uses the in-memory copy; reads always go to the file, so damage there is seen.
       const baseContent = this.recent.get(blob.similarTo!) ?? this.intactContent(blob.similarTo!);
-      if (baseContent === undefined) return encodeFull(blob.hash, content);
+      if (baseContent === undefined) return encodeFull(content);
       const prefix = commonPrefixLength(baseContent, content);
       const suffix = commonSuffixLength(baseContent, content, Math.min(baseContent.length, content.length) - prefix);
       const middle = content.subarray(prefix, content.length - suffix);
@@ -338,11 +321,10 @@ export class BlobPack {
         payload.writeUIntLE(prefix, 32, 6);
         payload.writeUIntLE(suffix, 38, 6);
         middle.copy(payload, 44);
-        const entry: StoredEntry = { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length };
-        return { header: encodeHeader(kindDelta, entry.depth, blob.hash, entry.size, entry.payloadLength), payload, entry };
+        return { payload, entry: { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length } };
       }
     }
-    return encodeFull(blob.hash, content);
+    return encodeFull(content);
   }
 
   /**
@@ -443,11 +425,9 @@ export class BlobPack {
 
 /**
  * The bytes of an appended blob, to keep for later deltas: the caller's own
- * buffer when it holds little more than them (a file read whole), as blob
- * bytes never change once handed to the store (`BlobWrite`) and a copy of
- * every backup only cost each tracked Edit time; a copy when they are a
- * view into something larger (a bundle, a batch of files), which keeping
- * the view would keep alive.
+ * buffer when it holds little more than them (blob bytes never change once
+ * handed to the store, `BlobWrite`); a copy when they are a view into
+ * something larger (a batch of files), which keeping the view would keep alive.
  */
 function keepable(bytes: Uint8Array): Buffer {
   const slack = bytes.buffer.byteLength - bytes.byteLength;
@@ -455,9 +435,8 @@ function keepable(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes);
 }
 
-function encodeFull(hash: string, content: Buffer): { header: Buffer; payload: Buffer; entry: StoredEntry } {
-  const entry: StoredEntry = { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length };
-  return { header: encodeHeader(kindFull, 0, hash, entry.size, entry.payloadLength), payload: content, entry };
+function encodeFull(content: Buffer): { payload: Buffer; entry: StoredEntry } {
+  return { payload: content, entry: { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length } };
 }
 
 /** An entry's header. A slice of Node's shared pool, zeroed here: one is encoded for every backup. */
@@ -488,7 +467,7 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
   let validLength = 0;
   while (offset + headerSize <= size) {
     const header = readAt(fd, offset, headerSize);
-    if (!isValidHeader(header)) {
+    if (headerVersion(header) !== formatVersion) {
       const next = findHeader(fd, offset + 1, size);
       if (next === undefined) break;
       offset = next;
@@ -523,8 +502,9 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
   return { index, validLength };
 }
 
-function isValidHeader(header: Buffer): boolean {
-  return header.subarray(0, 4).equals(magic) && header[4] === formatVersion && header.readUInt32LE(64) === crc32(header.subarray(0, 64));
+/** The format version of an intact header, or undefined when these bytes are not one. */
+function headerVersion(header: Buffer): number | undefined {
+  return header.subarray(0, 4).equals(magic) && header.readUInt32LE(64) === crc32(header.subarray(0, 64)) ? header[4] : undefined;
 }
 
 /** Offset of the next valid, complete entry at or after `from`, or undefined. */
@@ -536,7 +516,7 @@ function findHeader(fd: number, from: number, size: number): number | undefined 
       const candidate = start + found;
       if (candidate + headerSize > size) return undefined;
       const header = readAt(fd, candidate, headerSize);
-      if (isValidHeader(header) && candidate + headerSize + header.readUIntLE(48, 6) <= size) return candidate;
+      if (headerVersion(header) === formatVersion && candidate + headerSize + header.readUIntLE(48, 6) <= size) return candidate;
     }
   }
   return undefined;

@@ -50,13 +50,10 @@ export async function storeBlobs(placement: BlobPlacement, key: SessionKey, blob
   const { pack, flush } = placement.packs.writer(key);
   pack.noteLoose(loose.map((blob) => blob.hash));
   pack.takeOut(history.deleted);
-  appendToPack(pack, small.filter((blob) => !bulk.has(blob)), history);
+  const single = small.filter((blob) => !bulk.has(blob));
+  if (single.length > 0) pack.append(single.map((blob): PackBlob => ({ ...blob, similarTo: history.previous.get(blob.hash) })));
   if (bulk.size > 0) await appendBundles(pack, [...bulk]);
   return flush;
-}
-
-function appendToPack(pack: BlobPack, blobs: readonly BlobWrite[], history: BlobHistory): void {
-  if (blobs.length > 0) pack.append(blobs.map((blob): PackBlob => ({ hash: blob.hash, bytes: blob.bytes, similarTo: history.previous.get(blob.hash) })));
 }
 
 /**

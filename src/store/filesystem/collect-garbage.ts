@@ -28,9 +28,9 @@ export interface Collected {
 
 export function collectGarbage(collection: GarbageCollection): Collected {
   const collected: Collected = { blobsRemoved: 0, bytesFreed: 0 };
-  for (const folder of directoriesIn(collection.blobsDirectory)) {
-    const folderPath = path.join(collection.blobsDirectory, folder);
-    if (folder === 'packs') collectPacks(folderPath, collection, collected);
+  for (const folder of entriesIn(collection.blobsDirectory).filter((entry) => entry.isDirectory())) {
+    const folderPath = path.join(collection.blobsDirectory, folder.name);
+    if (folder.name === 'packs') collectPacks(folderPath, collection, collected);
     else collectLooseBlobs(folderPath, collection, collected);
   }
   return collected;
@@ -68,7 +68,7 @@ function collectLooseBlobs(folder: string, collection: GarbageCollection, collec
     const file = path.join(folder, entry.name);
     // A blob the logs do not name, or a temporary file of a write that was cut short.
     if (entry.name.endsWith('.tmp')) removeIfOld(file, collection.cutoff, collected);
-    else if (!collection.referenced.has(entry.name) && isOld(file, collection.cutoff)) count(collected, removeStaleLooseBlob(file, collection.cutoff));
+    else if (!collection.referenced.has(entry.name) && (safeLstat(file)?.mtimeMs ?? Infinity) <= collection.cutoff) count(collected, removeStaleLooseBlob(file, collection.cutoff));
   }
 }
 
@@ -87,15 +87,4 @@ function count(collected: Collected, bytes: number | undefined): void {
   if (bytes === undefined) return;
   collected.blobsRemoved += 1;
   collected.bytesFreed += bytes;
-}
-
-function isOld(file: string, cutoff: number): boolean {
-  const stat = safeLstat(file);
-  return stat !== undefined && stat.mtimeMs <= cutoff;
-}
-
-function directoriesIn(folder: string): string[] {
-  return entriesIn(folder)
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name);
 }

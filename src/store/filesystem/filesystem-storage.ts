@@ -11,7 +11,7 @@ import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
 import { PathVersions } from '../path-versions.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
-import { safeLstat, safeReaddir } from './quiet-lookup.js';
+import { entriesIn, safeLstat } from './quiet-lookup.js';
 import { SessionPacks } from './session-packs.js';
 import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 
@@ -126,7 +126,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       return await operation();
     } catch (error) {
       if (RewindableError.isInstance(error)) throw error;
-      throw storeIoError(`${action} of session ${key.sessionId} (${lockPath(key)})`, error);
+      throw storeIoError(`${action} session ${key.sessionId} (${lockPath(key)})`, error);
     }
   }
 
@@ -199,7 +199,7 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       packs.close(packs.path(key));
       fs.rmSync(packs.path(key), { force: true });
       // A pack of the older layout is named by session id alone: a session of that id in another project may read it.
-      const stillListed = safeReaddir(projectsDirectory).some((project) => fs.existsSync(logs.path({ projectKey: project, sessionId: key.sessionId })));
+      const stillListed = entriesIn(projectsDirectory).some((project) => fs.existsSync(logs.path({ projectKey: project.name, sessionId: key.sessionId })));
       if (!stillListed) {
         packs.close(packs.legacyPath(key));
         fs.rmSync(packs.legacyPath(key), { force: true });
@@ -245,20 +245,16 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       return collectGarbage({ blobsDirectory, referenced, cutoff, sessions });
     },
 
-    async lock(key): Promise<StorageLock> {
-      try {
+    // The lock checks itself before each write of the session that holds it (HeldSessionLock.assertHeld).
+    lock: (key): Promise<StorageLock> =>
+      onLock(key, 'lock', async () => {
         await logs.ensureProjectFolder(key.projectKey);
-      } catch (error) {
-        if (RewindableError.isInstance(error)) throw error;
-        throw storeIoError(`create the folder of session ${key.sessionId} (${path.join(projectsDirectory, key.projectKey)})`, error);
-      }
-      // The lock checks itself before each write of the session that holds it (HeldSessionLock.assertHeld).
-      return acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
-    },
+        return acquireSessionLock(lockPath(key), key.sessionId, lockLeaseMs);
+      }),
 
-    inspectLock: (key) => onLock(key, 'read the lock', async () => inspectSessionLock(lockPath(key), lockLeaseMs)),
+    inspectLock: (key) => onLock(key, 'read the lock of', async () => inspectSessionLock(lockPath(key), lockLeaseMs)),
 
-    breakLock: (key) => onLock(key, 'break the lock', async () => breakSessionLock(lockPath(key), lockLeaseMs)),
+    breakLock: (key) => onLock(key, 'break the lock of', async () => breakSessionLock(lockPath(key), lockLeaseMs)),
 
     async close() {
       logs.closeAll();

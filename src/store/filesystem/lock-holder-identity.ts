@@ -12,14 +12,11 @@ import fs from 'node:fs';
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), so a recycled pid is not taken for the holder. */
 export function processStartTime(pid: number): string | null {
-  try {
+  return readOrNull(() => {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces; fields after it are space-separated.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  });
 }
 
 let ownPidNamespace: string | null | undefined;
@@ -37,7 +34,7 @@ export function bootId(): string | null {
   return ownBootId;
 }
 
-function readOrNull(read: () => string): string | null {
+function readOrNull(read: () => string | null): string | null {
   try {
     return read();
   } catch {

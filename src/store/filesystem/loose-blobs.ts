@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { flushDirectory, flushFile, writeAll } from '../../fs/flush.js';
+import { flushDirectory } from '../../fs/flush.js';
+import { createByLink } from './create-by-link.js';
+import { entriesIn, safeLstat } from './quiet-lookup.js';
 
 /**
  * Loose blobs: one immutable file per blob at `blobs/<first 2 hex>/<sha256>`,
@@ -25,35 +27,17 @@ export function isAsideName(name: string): boolean {
 }
 
 /**
- * Writes a blob once: temporary file in the target directory, flushed, then
- * linked into place. `link` fails when the name exists, so an existing blob is
- * never overwritten, not even by a concurrent writer of the same content. A
- * blob that exists already is reused, and marked as just used.
+ * Writes a blob once (`createByLink`): an existing blob is never overwritten,
+ * not even by a concurrent writer of the same content; it is reused, and marked as just used.
  */
 export async function writeLooseBlob(blobsDirectory: string, hash: string, bytes: Uint8Array, durable: boolean): Promise<void> {
   const target = looseBlobPath(blobsDirectory, hash);
   if (refreshExisting(target)) return;
   const directory = path.dirname(target);
   const created = fs.mkdirSync(directory, { recursive: true }) !== undefined;
-  // Temp files are written next to their destination: link and rename only work within one filesystem.
-  const temporary = path.join(directory, `.${hash}.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = fs.openSync(temporary, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
-  try {
-    try {
-      writeAll(fd, bytes);
-      if (durable) await flushFile(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    try {
-      fs.linkSync(temporary, target);
-    } catch (error) {
-      // Written by another writer at the same moment: just as fresh.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  } finally {
-    fs.rmSync(temporary, { force: true });
-  }
+  // Temp files are written next to their destination: link and rename only work within one filesystem. A blob
+  // another writer linked at the same moment is just as fresh.
+  await createByLink(path.join(directory, `.${hash}.${randomBytes(6).toString('hex')}.tmp`), target, bytes, durable);
   if (durable) {
     await flushDirectory(directory);
     if (created) await flushDirectory(path.dirname(directory));
@@ -103,6 +87,7 @@ export function readLooseBlob(blobsDirectory: string, hash: string): Buffer | nu
 
 export function hasLooseBlob(blobsDirectory: string, hash: string): boolean {
   const target = looseBlobPath(blobsDirectory, hash);
+  const isRegularFile = (file: string) => safeLstat(file)?.isFile() === true;
   return isRegularFile(target) || asideCopies(target).some(isRegularFile);
 }
 
@@ -164,13 +149,9 @@ function putBack(aside: string, file: string): void {
 function asideCopies(target: string): string[] {
   const folder = path.dirname(target);
   const prefix = `.${path.basename(target)}.`;
-  let names: string[];
-  try {
-    names = fs.readdirSync(folder);
-  } catch {
-    return [];
-  }
-  return names.filter((name) => name.startsWith(prefix) && name.endsWith(asideSuffix)).map((name) => path.join(folder, name));
+  return entriesIn(folder)
+    .filter((entry) => entry.name.startsWith(prefix) && entry.name.endsWith(asideSuffix))
+    .map((entry) => path.join(folder, entry.name));
 }
 
 function readRegularFile(file: string): Buffer | null {
@@ -188,13 +169,5 @@ function readRegularFile(file: string): Buffer | null {
     return fs.readFileSync(fd);
   } finally {
     fs.closeSync(fd);
-  }
-}
-
-function isRegularFile(file: string): boolean {
-  try {
-    return fs.lstatSync(file).isFile();
-  } catch {
-    return false;
   }
 }

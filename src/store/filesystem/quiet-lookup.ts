@@ -14,14 +14,6 @@ export function safeLstat(file: string): fs.Stats | undefined {
   }
 }
 
-export function safeReaddir(folder: string): string[] {
-  try {
-    return fs.readdirSync(folder);
-  } catch {
-    return [];
-  }
-}
-
 export function entriesIn(folder: string): fs.Dirent[] {
   try {
     return fs.readdirSync(folder, { withFileTypes: true });

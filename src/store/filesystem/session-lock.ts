@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
-import { flushFile, writeAll } from '../../fs/flush.js';
+import { RewindableError, RewindableErrorCode } from '../../errors.js';
+import { createByLink } from './create-by-link.js';
 import { HeldSessionLock } from './held-lock.js';
 import { readLock, removeLockIfUnchanged, type FoundLock, type LockOwner } from './lock-file.js';
 import { bootId, pidNamespace, processStartTime } from './lock-holder-identity.js';
@@ -46,15 +46,6 @@ export interface SessionLockHolder {
 }
 
 export async function acquireSessionLock(lockPath: string, sessionLabel: string, leaseMs: number): Promise<HeldSessionLock> {
-  try {
-    return await acquire(lockPath, sessionLabel, leaseMs);
-  } catch (error) {
-    if (RewindableError.isInstance(error)) throw error;
-    throw storeIoError(`lock session ${sessionLabel} (${lockPath})`, error);
-  }
-}
-
-async function acquire(lockPath: string, sessionLabel: string, leaseMs: number): Promise<HeldSessionLock> {
   const owner: LockOwner = {
     pid: process.pid,
     hostname: os.hostname(),
@@ -65,7 +56,6 @@ async function acquire(lockPath: string, sessionLabel: string, leaseMs: number):
     acquiredAt: new Date().toISOString(),
     leaseMs,
   };
-  fs.mkdirSync(path.dirname(lockPath), { recursive: true });
   sweepLeftovers(lockPath);
   for (let attempt = 0; attempt < 20; attempt += 1) {
     if (await tryCreate(lockPath, owner)) return new HeldSessionLock(lockPath, owner.token, sessionLabel, leaseMs);
@@ -86,7 +76,7 @@ function lockedError(sessionLabel: string, holder: LockOwner, found: FoundLock, 
       { details: { pid: holder.pid, hostname: holder.hostname } },
     );
   }
-  const expiresAt = isoTime(found.renewedAtMs + leaseOf(holder, leaseMs));
+  const expiresAt = isoTime(found.renewedAtMs + (holder.leaseMs ?? leaseMs));
   const unchecked =
     holder.hostname === os.hostname()
       ? 'That process runs in another PID namespace (a container sharing this host name) or before a reboot, so it cannot be checked from here'
@@ -107,12 +97,7 @@ export function inspectSessionLock(lockPath: string, leaseMs: number): SessionLo
   return found === undefined ? undefined : describe(found, leaseMs);
 }
 
-/**
- * Removes the lock whoever holds it, and returns what it said. A holder that
- * is still running finds out before its next write, which then fails with
- * `SESSION_LOCKED`; the risk is a process that opens the session meanwhile
- * while the broken holder is in the middle of a write.
- */
+/** Removes the lock whoever holds it, and returns what it said (see `FilesystemStorage.breakLock`). */
 export function breakSessionLock(lockPath: string, leaseMs: number): SessionLockHolder | undefined {
   for (let attempt = 0; attempt < 20; attempt += 1) {
     const found = readLock(lockPath);
@@ -126,7 +111,7 @@ export function breakSessionLock(lockPath: string, leaseMs: number): SessionLock
 function describe(found: FoundLock, leaseMs: number): SessionLockHolder {
   const owner = found.owner;
   const renewedAt = isoTime(found.renewedAtMs);
-  const leaseExpiresAt = isoTime(found.renewedAtMs + (owner === undefined ? 0 : leaseOf(owner, leaseMs)));
+  const leaseExpiresAt = isoTime(found.renewedAtMs + (owner === undefined ? 0 : (owner.leaseMs ?? leaseMs)));
   if (owner === undefined) return { pid: null, hostname: null, acquiredAt: null, renewedAt, leaseExpiresAt, live: false };
   return { pid: owner.pid, hostname: owner.hostname, acquiredAt: owner.acquiredAt, renewedAt, leaseExpiresAt, live: isLive(owner, found, leaseMs) };
 }
@@ -138,34 +123,9 @@ function isoTime(ms: number): string {
 
 const maximumDateMs = 8.64e15;
 
-/** The holder's own lease when its lock states one (it renews by that), else ours. */
-function leaseOf(owner: LockOwner, leaseMs: number): number {
-  return owner.leaseMs ?? leaseMs;
-}
-
-/**
- * Creates the lock with its content in one step: a temp file linked into place
- * (link fails if the name exists). The temp file is flushed before the link,
- * so a power cut cannot leave a visible lock that is empty.
- */
-async function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
-  const temporary = `${lockPath}.${owner.token}.tmp`;
-  try {
-    const fd = fs.openSync(temporary, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
-    try {
-      writeAll(fd, Buffer.from(JSON.stringify(owner)));
-      await flushFile(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.linkSync(temporary, lockPath);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  } finally {
-    fs.rmSync(temporary, { force: true });
-  }
+/** A lock is complete the moment it becomes visible, never empty: its holder's temporary file is flushed before it is linked. */
+function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
+  return createByLink(`${lockPath}.${owner.token}.tmp`, lockPath, Buffer.from(JSON.stringify(owner)), true);
 }
 
 /** Temporary and moved-aside lock files a killed process left behind (older than a minute). */
@@ -183,8 +143,9 @@ function sweepLeftovers(lockPath: string): void {
   }
 }
 
+/** A lock whose pid cannot be checked here lives by its lease: the holder's own when it states one (it renews by that), else ours. */
 function isLive(owner: LockOwner, found: FoundLock, leaseMs: number): boolean {
-  if (!isCheckableHere(owner)) return Date.now() - found.renewedAtMs <= leaseOf(owner, leaseMs);
+  if (!isCheckableHere(owner)) return Date.now() - found.renewedAtMs <= (owner.leaseMs ?? leaseMs);
   try {
     process.kill(owner.pid, 0);
   } catch (error) {
