@@ -343,9 +343,9 @@ export class BlobPack {
 
   private remember(hash: string, content: Buffer): void {
     if (content.length > recentLimitBytes / 4) return;
+    this.recentBytes += content.length - (this.recent.get(hash)?.length ?? 0);
     this.recent.delete(hash);
     this.recent.set(hash, content);
-    this.recentBytes += content.length;
     for (const [oldest, bytes] of this.recent) {
       if (this.recentBytes <= recentLimitBytes) break;
       this.recent.delete(oldest);
