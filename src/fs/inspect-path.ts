@@ -9,7 +9,7 @@ import { wallClockNs } from './stat-signature.js';
  * What is at a tracked path right now, found without following any link.
  * Paths handed in are canonical: their parent part was a real directory path
  * when first tracked, so a parent that no longer resolves to itself means a
- * link or a move appeared since (SPEC 5.4).
+ * link or a move appeared since, and nothing is written through it.
  */
 export type Inspection =
   /** `missingParents`: how many of its nearest ancestors do not exist either (0: its parent does). */

@@ -5,7 +5,7 @@ import type { Observation } from '../schemas.js';
  * Change detection by stat signature, with git's "racy" rule. A file whose
  * signature still matches is unchanged, unless it was modified so close to
  * the moment it was read that a later write could share its timestamps:
- * those are read again. How close is the timestamp granularity (SPEC 4):
+ * those are read again. How close is the timestamp granularity:
  *
  * - On a local Linux filesystem that keeps sub-millisecond timestamps (ext4,
  *   XFS, btrfs, tmpfs and the like), a write is stamped with the kernel's
