@@ -54,14 +54,8 @@ export function blobCases({ it, withStorage, reopen }: ConformanceContext): void
   it('putBlobs(key, blobs) of versions of one file, one small edit apart, returns every version exactly', () =>
     withStorage(async (storage) => {
       const key = newKey();
-      const lines = Array.from({ length: 400 }, (_, index) => `line ${index} of a file that changes a little\n`);
-      const versions = [];
-      for (let version = 0; version < 6; version += 1) {
-        lines[version * 50] = `edited in version ${version}\n`;
-        const blob = blobOf(lines.join(''));
-        versions.push(blob);
-        await storage.putBlobs(key, [blob]);
-      }
+      const versions = fileVersions();
+      for (const blob of versions) await storage.putBlobs(key, [blob]);
       for (const blob of versions) assert.deepEqual(asBuffer(await storage.getBlob(key, blob.hash)), blob.bytes);
     }));
 
@@ -69,12 +63,8 @@ export function blobCases({ it, withStorage, reopen }: ConformanceContext): void
     withStorage(async (storage) => {
       // An adapter may store a version as a delta of the one before, read from the entries: each must still read whole.
       const key = newKey();
-      const lines = Array.from({ length: 400 }, (_, index) => `line ${index} of a file that changes a little\n`);
-      const versions = [];
-      for (let version = 0; version < 6; version += 1) {
-        lines[version * 50] = `edited in version ${version}\n`;
-        const blob = blobOf(lines.join(''));
-        versions.push(blob);
+      const versions = fileVersions();
+      for (const [version, blob] of versions.entries()) {
         const state = { kind: 'file', sha256: blob.hash, size: blob.bytes.length, mode: 0o644 };
         const entry = version === 0 ? { type: 'track', path: 'a.txt', state } : { type: 'checkpoint', id: `turn ${version}`, files: [{ path: 'a.txt', state }] };
         await storage.append(key, [entry], [blob]);
@@ -172,4 +162,13 @@ export function blobCases({ it, withStorage, reopen }: ConformanceContext): void
         }
       }));
   }
+}
+
+/** Six versions of one 400-line file, each one small edit from the one before: what an adapter may store as deltas. */
+function fileVersions(): Array<ReturnType<typeof blobOf>> {
+  const lines = Array.from({ length: 400 }, (_, index) => `line ${index} of a file that changes a little\n`);
+  return Array.from({ length: 6 }, (_, version) => {
+    lines[version * 50] = `edited in version ${version}\n`;
+    return blobOf(lines.join(''));
+  });
 }
