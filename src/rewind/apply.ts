@@ -152,7 +152,7 @@ async function prepareChange(context: ApplyContext, change: PlannedChange): Prom
   const forJob = change.action !== 'chmod' && change.from.kind !== 'symlink';
   const bytes = await bytesFor(context, change, forJob);
   if (bytes.kind === 'skipped') return bytes;
-  const directory = pinnedParent(context, change, forJob ? 'unless-job-checks' : 'always');
+  const directory = pinnedParent(context, change);
   if (directory.kind === 'skipped') return directory;
   const handle = forJob ? directory.pinned.handlePath() : undefined;
   if (handle === undefined || change.from.kind === 'symlink') return applyIn(context, change, bytes.target, directory.pinned);
@@ -204,7 +204,7 @@ async function bytesFor(context: ApplyContext, change: PlannedChange, jobMayCoun
     let current = pending.kind === 'kept' ? pending.current : undefined;
     if (pending.kind === 'on-disk') {
       // The write that follows checks the directory again, right before it is made.
-      const directory = pinnedParent(context, change, 'unless-job-checks');
+      const directory = pinnedParent(context, change);
       if (directory.kind === 'skipped') return directory;
       countOnReturn = jobMayCount && directory.pinned.handlePath() !== undefined;
       const found = countOnReturn ? {} : checkEntry(directory.pinned, path.basename(change.path), expectedBy(change), { maxBytes: context.maxFileBytes, read: true });
@@ -223,11 +223,10 @@ async function bytesFor(context: ApplyContext, change: PlannedChange, jobMayCoun
 
 /**
  * The change's directory, pinned (created first for a file to recreate), or
- * why the path is left alone. It is checked to be still at its path, except
- * (`unless-job-checks`) when it has a handle path: then the write goes to a
- * `ReplaceMany` job, which checks that itself right before writing.
+ * why the path is left alone. Whether it is still at its path is checked
+ * right before each write, by `checkEntry` here or in the `ReplaceMany` job.
  */
-function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'always' | 'unless-job-checks' = 'always'): { kind: 'pinned'; pinned: PinnedDirectory } | Skipped {
+function pinnedParent(context: ApplyContext, change: PlannedChange): { kind: 'pinned'; pinned: PinnedDirectory } | Skipped {
   const parent = path.dirname(change.path);
   let directory = context.directories.open(parent);
   if (directory === 'missing' && change.action === 'recreate') {
@@ -238,8 +237,7 @@ function pinnedParent(context: ApplyContext, change: PlannedChange, check: 'alwa
     directory = context.directories.open(parent);
   }
   if (typeof directory === 'string') return refused(change, 'parent-changed', directory === 'missing' ? 'its directory is gone' : undefined);
-  const jobChecks = check === 'unless-job-checks' && directory.handlePath() !== undefined;
-  return jobChecks || directory.isStillAtPath() ? { kind: 'pinned', pinned: directory } : refused(change, 'parent-changed');
+  return { kind: 'pinned', pinned: directory };
 }
 
 function refused(change: PlannedChange, found: EntryRefusal, detail?: string): Skipped {
