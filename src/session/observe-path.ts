@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileIoError } from '../errors.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { inspectPath } from '../fs/inspect-path.js';
-import { unchangedSinceSeen } from '../fs/glance-many.js';
+import { unchangedSinceSeen, unchangedSinceSeenNow } from '../fs/glance-many.js';
 import { isUnchangedSince, observe, trustedSignature } from '../fs/stat-signature.js';
 import type { FileState, Observation, RegularFileState } from '../schemas.js';
 import { sha256 } from '../hash.js';
@@ -86,7 +86,7 @@ export function asLastSeen(lastSeen: { state: RegularFileState; observed: Observ
  * inspection, which reports it as it always does.
  */
 function unchangedAtAGlance(filePath: string, observed: Observation, directories: DirectoryCache): boolean {
-  return trustedSignature(observed) !== undefined && directories.linkFree.has(path.dirname(filePath)) && unchangedSinceSeen([{ path: filePath, observed }])[0]!;
+  return trustedSignature(observed) !== undefined && directories.linkFree.has(path.dirname(filePath)) && unchangedSinceSeenNow(filePath, observed);
 }
 
 /**
@@ -104,7 +104,10 @@ function unchangedAtAGlance(filePath: string, observed: Observation, directories
  * more than glancing at the files in it; the paths that are not plainly
  * unchanged are pinned as they are observed.
  */
-export function unchangedSinceLastSeen(paths: ReadonlyArray<{ path: string; lastSeen?: { observed: Observation } | undefined }>, directories: DirectoryCache): boolean[] {
+export async function unchangedSinceLastSeen(
+  paths: ReadonlyArray<{ path: string; lastSeen?: { observed: Observation } | undefined }>,
+  directories: DirectoryCache,
+): Promise<boolean[]> {
   const unchanged = new Array<boolean>(paths.length).fill(false);
   const indexes: number[] = [];
   const entries: Array<{ path: string; observed: Observation }> = [];
@@ -114,7 +117,10 @@ export function unchangedSinceLastSeen(paths: ReadonlyArray<{ path: string; last
     indexes.push(index);
     entries.push({ path: filePath, observed: lastSeen.observed });
   });
-  unchangedSinceSeen(entries).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict && directories.linkFree.has(path.dirname(entries[at]!.path))));
+  // The files are looked at (on worker threads, for many) while this thread checks their directories.
+  const glancing = unchangedSinceSeen(entries);
+  const linkFree = entries.map((entry) => directories.linkFree.has(path.dirname(entry.path)));
+  (await glancing).forEach((verdict, at) => (unchanged[indexes[at]!] = verdict && linkFree[at]!));
   return unchanged;
 }
 

@@ -1,18 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LinkFreeDirectories, unchangedSinceSeen } from '../../src/fs/glance-many.js';
+import { LinkFreeDirectories, minimumForWorkers, pathsGlancedOffMainThread, unchangedSinceSeen } from '../../src/fs/glance-many.js';
 import { isUnchangedSince, observe } from '../../src/fs/stat-signature.js';
 import { newId, tempProject } from '../helpers/temp-project.js';
 
 /**
  * The batch lstat that decides which files of a large scope are untouched:
- * its verdicts must be the nanosecond comparison's, for thousands of paths
- * as for a few.
+ * its verdicts must be the nanosecond comparison's, whether the batch runs on
+ * worker threads (thousands of paths) or right here (a few).
  */
 describe('unchangedSinceSeen', () => {
-  for (const count of [8_692, 40]) {
-    it(`agrees with the exact comparison for ${count.toLocaleString('en-US')} paths of every kind`, async () => {
+  for (const count of [minimumForWorkers + 500, 40]) {
+    it(`agrees with the exact comparison for ${count.toLocaleString('en-US')} paths of every kind (${count >= minimumForWorkers ? 'worker threads' : 'main thread'})`, async () => {
       const project = tempProject();
       const oldSeconds = Date.now() / 1000 - 60;
       const files = Array.from({ length: count }, (_, index) => project.write(`d${index % 50}/f${index}.txt`, `content ${index}\n`));
@@ -45,7 +45,9 @@ describe('unchangedSinceSeen', () => {
       change(7, 'grown', (file) => fs.appendFileSync(file, 'more\n'));
 
       const entries = files.map((file, index) => ({ path: file, observed: observations[index]! }));
+      const glancedOnWorkers = pathsGlancedOffMainThread();
       const verdicts = await unchangedSinceSeen(entries);
+      expect(pathsGlancedOffMainThread() - glancedOnWorkers).toBe(count >= minimumForWorkers ? count : 0);
       expect(verdicts).toHaveLength(count);
       for (const [index, what] of changed) expect(verdicts[index], what).toBe(false);
       const expected = files.map((file, index) => {
