@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { sha256 } from '../hash.js';
 import type { Refusal } from '../refusal.js';
 import { readRegularFile } from './inspect-path.js';
 import type { EntryDirectory } from './pinned-directory.js';
@@ -50,11 +49,11 @@ export function checkEntry(directory: EntryDirectory, name: string, expected: Ex
   if (stat.nlink > 1n) return 'hard-link';
   if (expected.kind !== 'file' || stat.size > BigInt(options.maxBytes)) return 'changed-during-rewind';
   if (options.read !== true && statSignature(stat) === expected.trustedSignature) return { stat };
-  const read = readRegularFile(entry, options.maxBytes);
-  if (read.kind === 'symlink' || read.kind === 'not-regular') return read.kind;
-  if (read.kind !== 'file') return 'changed-during-rewind';
-  if (read.stat.dev !== stat.dev || read.stat.ino !== stat.ino) return 'changed-during-rewind';
-  if (read.stat.nlink > 1n) return 'hard-link';
-  if (Number(read.stat.mode & 0o7777n) !== expected.mode || sha256(read.content!) !== expected.sha256) return 'changed-during-rewind';
-  return { stat, content: read.content };
+  const { state, stat: opened, content } = readRegularFile(entry, options.maxBytes);
+  if (state.kind === 'symlink' || state.kind === 'not-regular') return state.kind;
+  if (state.kind !== 'file') return 'changed-during-rewind';
+  if (opened!.dev !== stat.dev || opened!.ino !== stat.ino) return 'changed-during-rewind';
+  if (opened!.nlink > 1n) return 'hard-link';
+  if (state.mode !== expected.mode || state.sha256 !== expected.sha256) return 'changed-during-rewind';
+  return { stat, content };
 }

@@ -1,39 +1,53 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FileType } from '../schemas.js';
+import { sha256 } from '../hash.js';
+import type { FileState, FileType, Observation, RegularFileState } from '../schemas.js';
 import type { DirectoryCache } from './directory-cache.js';
 import { noFollow, PinnedDirectory } from './pinned-directory.js';
-import { wallClockNs } from './stat-signature.js';
+import { isUnchangedSince, observe, wallClockNs } from './stat-signature.js';
 
 /**
- * What is at a tracked path right now, found without following any link.
- * Paths handed in are canonical: their parent part was a real directory path
- * when first tracked, so a parent that no longer resolves to itself means a
- * link or a move appeared since, and nothing is written through it.
+ * What is at a path right now, found without following any link: the state
+ * a checkpoint records for it, and what was learnt on the way. Paths handed
+ * in are canonical: their parent part was a real directory path when first
+ * tracked, so a parent that no longer resolves to itself means a link or a
+ * move appeared since, and nothing is written through it.
  */
-export type Inspection =
-  /** `missingParents`: how many of its nearest ancestors do not exist either (0: its parent does). */
-  | { kind: 'absent'; missingParents: number }
-  | { kind: 'file'; stat: fs.BigIntStats; observedAtNs: bigint; content?: Buffer }
-  | { kind: 'too-large'; stat: fs.BigIntStats }
-  | { kind: 'symlink' }
-  | { kind: 'not-regular'; fileType: FileType }
-  | { kind: 'unsafe-parent'; reason: string };
+export interface ObservedPath {
+  state: FileState;
+  /** Stat signature that goes with `state` (regular files only). */
+  observed?: Observation;
+  /** The bytes, when they were read. */
+  content?: Buffer;
+  /** Regular files (and files over the size cap); `nlink` tells hard links apart. */
+  stat?: fs.BigIntStats;
+  /** For `unsafe-parent`: what changed on the way to the file. */
+  reason?: string;
+  /** For `absent`: how many of its nearest ancestors are missing too (see `TrackRecord.missingParents`). */
+  missingParents?: number;
+}
+
+/** A regular file as last seen: its state, and the signature that proves it while it still matches. */
+export interface LastSeen {
+  state: RegularFileState;
+  observed: Observation;
+}
 
 export interface InspectOptions {
-  /** Read the file's bytes: always, or only when `needsContent(stat)` says so. */
-  read: boolean | ((stat: fs.BigIntStats) => boolean);
-  /** Files larger than this are reported as `too-large` and not read. */
+  /** Files larger than this are `too-large`, and not read. */
   maxBytes: number;
+  /** A file whose signature still proves it is `lastSeen` is that, not read again; any other file is read. */
+  lastSeen?: LastSeen | undefined;
 }
 
 /** Inspects a path through its pinned parent (taken from `directories` when given, which then owns it). */
-export function inspectPath(filePath: string, options: InspectOptions, directories?: DirectoryCache): Inspection {
+export function inspectPath(filePath: string, options: InspectOptions, directories?: DirectoryCache): ObservedPath {
   const parent = directories !== undefined ? directories.open(path.dirname(filePath)) : PinnedDirectory.open(path.dirname(filePath));
   if (typeof parent === 'string') {
-    if (parent !== 'missing') return { kind: 'unsafe-parent', reason: parentReason(parent) };
+    if (parent !== 'missing') return unsafeParent(parentReason(parent));
     const ancestors = findMissingParents(path.dirname(filePath));
-    return 'problem' in ancestors ? { kind: 'unsafe-parent', reason: ancestors.problem } : { kind: 'absent', missingParents: ancestors.missing };
+    if ('problem' in ancestors) return unsafeParent(ancestors.problem);
+    return ancestors.missing > 0 ? { state: absent, missingParents: ancestors.missing } : { state: absent };
   }
   try {
     return inspectEntry(parent, path.basename(filePath), options);
@@ -43,24 +57,19 @@ export function inspectPath(filePath: string, options: InspectOptions, directori
 }
 
 /** Inspects `name` inside an already pinned directory (the rewind keeps it open for the write that follows). */
-export function inspectEntry(directory: PinnedDirectory, name: string, options: InspectOptions): Inspection {
-  let stat: fs.BigIntStats;
-  try {
-    stat = fs.lstatSync(directory.entry(name), { bigint: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent', missingParents: 0 };
-    throw error;
-  }
-  if (stat.isSymbolicLink()) return { kind: 'symlink' };
-  if (!stat.isFile()) return { kind: 'not-regular', fileType: fileTypeOf(stat) };
-  if (stat.size > BigInt(options.maxBytes)) return { kind: 'too-large', stat };
-  const wantContent = typeof options.read === 'function' ? options.read(stat) : options.read;
-  if (!wantContent) return { kind: 'file', stat, observedAtNs: wallClockNs() };
+export function inspectEntry(directory: PinnedDirectory, name: string, options: InspectOptions): ObservedPath {
+  const stat = fs.lstatSync(directory.entry(name), { bigint: true, throwIfNoEntry: false });
+  if (stat === undefined) return { state: absent };
+  if (stat.isSymbolicLink()) return { state: { kind: 'symlink' } };
+  if (!stat.isFile()) return { state: { kind: 'not-regular', fileType: fileTypeOf(stat) } };
+  if (stat.size > BigInt(options.maxBytes)) return tooLarge(stat);
+  const { lastSeen } = options;
+  if (lastSeen !== undefined && isUnchangedSince(lastSeen.observed, stat)) return { state: lastSeen.state, observed: lastSeen.observed, stat };
   return readRegularFile(directory.entry(name), options.maxBytes);
 }
 
 /** Reads the regular file at `entry` (opened without following a link, and without blocking on a FIFO). */
-export function readRegularFile(entry: string, maxBytes: number): Inspection {
+export function readRegularFile(entry: string, maxBytes: number): ObservedPath {
   // O_NONBLOCK: if a FIFO was swapped in after the lstat, opening it must not hang.
   const flags = fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0);
   for (let attempt = 0; ; attempt += 1) {
@@ -70,20 +79,21 @@ export function readRegularFile(entry: string, maxBytes: number): Inspection {
       fd = fs.openSync(entry, flags);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return { kind: 'absent', missingParents: 0 };
-      if (code === 'ELOOP') return { kind: 'symlink' };
+      if (code === 'ENOENT') return { state: absent };
+      if (code === 'ELOOP') return { state: { kind: 'symlink' } };
       throw error;
     }
     try {
       const stat = fs.fstatSync(fd, { bigint: true });
-      if (!stat.isFile()) return { kind: 'not-regular', fileType: fileTypeOf(stat) };
-      if (stat.size > BigInt(maxBytes)) return { kind: 'too-large', stat };
+      if (!stat.isFile()) return { state: { kind: 'not-regular', fileType: fileTypeOf(stat) } };
+      if (stat.size > BigInt(maxBytes)) return tooLarge(stat);
       const content = readToEnd(fd, Number(stat.size), maxBytes);
-      if (content === undefined) return { kind: 'too-large', stat: fs.fstatSync(fd, { bigint: true }) };
+      if (content === undefined) return tooLarge(fs.fstatSync(fd, { bigint: true }));
       const after = fs.fstatSync(fd, { bigint: true });
       // Written to while we read: read again so bytes and signature belong together.
       if ((after.mtimeNs !== stat.mtimeNs || after.size !== stat.size || BigInt(content.length) !== after.size) && attempt < 3) continue;
-      return { kind: 'file', stat, observedAtNs, content };
+      const state: RegularFileState = { kind: 'file', sha256: sha256(content), size: content.length, mode: Number(stat.mode & 0o7777n) };
+      return { state, observed: observe(stat, observedAtNs), content, stat };
     } finally {
       fs.closeSync(fd);
     }
@@ -141,6 +151,16 @@ export function findMissingParents(directory: string): { missing: number } | { p
       throw error;
     }
   }
+}
+
+const absent: FileState = { kind: 'absent' };
+
+function unsafeParent(reason: string): ObservedPath {
+  return { state: { kind: 'unsafe-parent' }, reason };
+}
+
+function tooLarge(stat: fs.BigIntStats): ObservedPath {
+  return { state: { kind: 'too-large', size: Number(stat.size) }, stat };
 }
 
 function parentReason(failure: 'link' | 'not-directory' | 'moved'): string {

@@ -1,5 +1,5 @@
 import type { RegularFileState, RewindAction } from '../schemas.js';
-import type { ObservedPath } from '../session/observe-path.js';
+import type { ObservedPath } from '../fs/inspect-path.js';
 import type { TrackedPath } from '../session/session-state.js';
 import type { SkippedPath } from './safety.js';
 

@@ -4,7 +4,7 @@ import { diffArrays } from 'diff';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { canonicalLocation } from '../paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
-import type { ObservedPath } from '../session/observe-path.js';
+import type { ObservedPath } from '../fs/inspect-path.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
 import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from './git-patch.js';

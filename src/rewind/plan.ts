@@ -1,6 +1,7 @@
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import type { FileState, RewindAction } from '../schemas.js';
-import { asLastSeen, observePath, unchangedSinceLastSeen, type ObservedPath } from '../session/observe-path.js';
+import type { ObservedPath } from '../fs/inspect-path.js';
+import { asLastSeen, observePath, unchangedSinceLastSeen } from '../session/observe-path.js';
 import { sameState, type SessionState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
 import { mapConcurrently } from '../util/concurrency.js';

@@ -2,7 +2,7 @@ import type { EntryRefusal } from '../fs/entry.js';
 import { isConfined, type PathScope } from '../paths.js';
 import type { Refusal } from '../refusal.js';
 import type { FileState, RewindAction } from '../schemas.js';
-import type { ObservedPath } from '../session/observe-path.js';
+import type { ObservedPath } from '../fs/inspect-path.js';
 
 /**
  * Every rule that makes a rewind leave a path alone, as functions of the

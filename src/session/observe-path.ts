@@ -1,26 +1,10 @@
-import type fs from 'node:fs';
 import path from 'node:path';
 import { fileIoError } from '../errors.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
-import { inspectPath } from '../fs/inspect-path.js';
+import { inspectPath, type LastSeen, type ObservedPath } from '../fs/inspect-path.js';
 import { unchangedSinceSeen, unchangedSinceSeenNow } from '../fs/glance-many.js';
-import { isUnchangedSince, observe, trustedSignature } from '../fs/stat-signature.js';
-import type { FileState, Observation, RegularFileState } from '../schemas.js';
-import { sha256 } from '../hash.js';
-
-export interface ObservedPath {
-  state: FileState;
-  /** Stat signature that goes with `state` (regular files only). */
-  observed?: Observation;
-  /** The bytes, when they were read. */
-  content?: Buffer;
-  /** Regular files only; `nlink` tells hard links apart. */
-  stat?: fs.BigIntStats;
-  /** For `unsafe-parent`: what changed on the way to the file. */
-  reason?: string;
-  /** For `absent`: how many of its nearest ancestors are missing too (see `TrackRecord.missingParents`). */
-  missingParents?: number;
-}
+import { trustedSignature } from '../fs/stat-signature.js';
+import type { Observation } from '../schemas.js';
 
 export interface ObserveOptions {
   maxBytes: number;
@@ -36,45 +20,19 @@ export interface ObserveOptions {
  * The current state of a tracked path, as a checkpoint would record it. Never
  * follows a link: a link, or a link on the parent path, is recorded as such.
  */
-export function observePath(filePath: string, lastSeen: { state: RegularFileState; observed: Observation } | undefined, options: ObserveOptions): ObservedPath {
+export function observePath(filePath: string, lastSeen: LastSeen | undefined, options: ObserveOptions): ObservedPath {
   if (options.read === 'if-changed' && options.glanced !== true && lastSeen !== undefined && options.directories !== undefined && unchangedAtAGlance(filePath, lastSeen.observed, options.directories)) {
     return asLastSeen(lastSeen);
   }
-  let inspection: ReturnType<typeof inspectPath>;
   try {
-    inspection = inspectPath(filePath, {
-      maxBytes: options.maxBytes,
-      read: options.read === 'always' || lastSeen === undefined ? true : (stat) => !isUnchangedSince(lastSeen.observed, stat),
-    }, options.directories);
+    return inspectPath(filePath, { maxBytes: options.maxBytes, lastSeen: options.read === 'if-changed' ? lastSeen : undefined }, options.directories);
   } catch (error) {
     throw fileIoError('read', filePath, error);
-  }
-  switch (inspection.kind) {
-    case 'absent':
-      return inspection.missingParents > 0 ? { state: { kind: 'absent' }, missingParents: inspection.missingParents } : { state: { kind: 'absent' } };
-    case 'symlink':
-      return { state: { kind: 'symlink' } };
-    case 'not-regular':
-      return { state: { kind: 'not-regular', fileType: inspection.fileType } };
-    case 'unsafe-parent':
-      return { state: { kind: 'unsafe-parent' }, reason: inspection.reason };
-    case 'too-large':
-      return { state: { kind: 'too-large', size: Number(inspection.stat.size) }, stat: inspection.stat };
-    case 'file': {
-      if (inspection.content === undefined) return { state: lastSeen!.state, observed: lastSeen!.observed, stat: inspection.stat };
-      const state: RegularFileState = {
-        kind: 'file',
-        sha256: sha256(inspection.content),
-        size: inspection.content.length,
-        mode: Number(inspection.stat.mode & 0o7777n),
-      };
-      return { state, observed: observe(inspection.stat, inspection.observedAtNs), content: inspection.content, stat: inspection.stat };
-    }
   }
 }
 
 /** The observation of a path found still as last seen: its known state and signature, nothing read. */
-export function asLastSeen(lastSeen: { state: RegularFileState; observed: Observation }): ObservedPath {
+export function asLastSeen(lastSeen: LastSeen): ObservedPath {
   return { state: lastSeen.state, observed: lastSeen.observed };
 }
 

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { Transcript } from '../conversation/transcript.js';
 import { fromStoredPath, isConfined, type PathScope } from '../paths.js';
-import type { FileState, LogRecord, Observation, RegularFileState, RewindBeginRecord, SessionStartRecord } from '../schemas.js';
+import type { LastSeen } from '../fs/inspect-path.js';
+import type { FileState, LogRecord, Observation, RewindBeginRecord, SessionStartRecord } from '../schemas.js';
 
 /**
  * The in-memory picture of one session, rebuilt from its log record by
@@ -17,16 +18,15 @@ export interface CheckpointInfo {
   readonly reason: 'message' | 'pre-rewind';
 }
 
-export interface PathVersion {
-  /** The checkpoint whose state this is. */
-  checkpointIndex: number;
+/** A state of a path as the session knows it, with the signature it was seen with (files only). */
+export interface KnownWrite {
   state: FileState;
   observed?: Observation | undefined;
 }
 
-export interface KnownWrite {
-  state: FileState;
-  observed?: Observation | undefined;
+export interface PathVersion extends KnownWrite {
+  /** The checkpoint whose state this is. */
+  checkpointIndex: number;
 }
 
 export interface TrackedPath {
@@ -42,7 +42,7 @@ export interface TrackedPath {
    * The newest stored content seen on disk, with the stat signature it had
    * then; a file whose signature still matches need not be read again.
    */
-  lastSeen?: { state: RegularFileState; observed: Observation } | undefined;
+  lastSeen?: LastSeen | undefined;
   /** Found by the capture scope (shell changes) rather than named by a tool. */
   captured?: boolean;
   /** How many of its nearest ancestors were missing at its first backup, "absent" (`TrackRecord.missingParents`). */

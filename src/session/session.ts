@@ -10,7 +10,8 @@ import { blobsNamedBy, SessionLog, type BlobRead } from '../store/session-log.js
 import type { BlobWrite, StorageAdapter, StorageLock } from '../store/storage-adapter.js';
 import { now } from './clock.js';
 import { thisHost } from './host.js';
-import { observePath, type ObservedPath } from './observe-path.js';
+import type { ObservedPath } from '../fs/inspect-path.js';
+import { observePath } from './observe-path.js';
 import { relocateSession } from './relocate-session.js';
 import { sameState, SessionState, type SessionConfinement, type TrackedPath } from './session-state.js';
 

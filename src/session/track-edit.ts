@@ -3,7 +3,8 @@ import { inspectPath } from '../fs/inspect-path.js';
 import type { FileState, LogRecord, TrackRecord } from '../schemas.js';
 import { sha256 } from '../hash.js';
 import { now } from './clock.js';
-import { observePath, type ObservedPath } from './observe-path.js';
+import type { ObservedPath } from '../fs/inspect-path.js';
+import { observePath } from './observe-path.js';
 import { writeRecord } from './record-write.js';
 import type { Session } from './session.js';
 
@@ -27,7 +28,7 @@ export interface IntendedWrite {
  * which only ever flags the file as changed by someone else (a conflict)
  * while it holds its backed-up bytes, which no rewind needs to change.
  */
-export async function trackFirstBackup(session: Session, absolute: string, asGiven: string, alreadyRead?: () => ObservedPath, intended?: IntendedWrite): Promise<boolean> {
+export async function trackFirstBackup(session: Session, absolute: string, asGiven: string, alreadyRead?: ObservedPath, intended?: IntendedWrite): Promise<boolean> {
   const checkpoint = session.state.latestCheckpoint;
   if (checkpoint === undefined) {
     throw new RewindableError(
@@ -41,7 +42,7 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
     return false;
   }
   // A caller that just read the file through its pinned directory (a built-in tool) hands its reading over.
-  const observation = alreadyRead?.() ?? observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
+  const observation = alreadyRead ?? observePath(absolute, undefined, { maxBytes: session.maxFileBytes, read: 'always' });
   if (observation.state.kind === 'file' && observation.state.size > session.maxFileBytes) {
     assertTrackable(asGiven, { kind: 'too-large', size: observation.state.size }, session.maxFileBytes, undefined);
   }
@@ -76,7 +77,7 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
  */
 function assertStillWritable(filePath: string, absolute: string, latest: FileState, maxFileBytes: number, checkNow: boolean): void {
   // Gone since (a link the user deleted, say): a write now creates the file and loses nothing.
-  if (latest.kind !== 'file' && latest.kind !== 'absent' && !isAbsentNow(absolute, maxFileBytes)) {
+  if (latest.kind !== 'file' && latest.kind !== 'absent' && !isAbsentNow(absolute)) {
     const what =
       latest.kind === 'too-large'
         ? `was ${latest.size} bytes, over the backup size cap of ${maxFileBytes} bytes,`
@@ -93,20 +94,19 @@ function assertStillWritable(filePath: string, absolute: string, latest: FileSta
     );
   }
   if (!checkNow) return;
-  let now: ReturnType<typeof inspectPath>;
-  try {
-    now = inspectPath(absolute, { maxBytes: maxFileBytes, read: false });
-  } catch (error) {
-    throw fileIoError('check', absolute, error);
-  }
-  if (now.kind === 'symlink') assertTrackable(filePath, { kind: 'symlink' }, maxFileBytes, undefined);
-  if (now.kind === 'not-regular') assertTrackable(filePath, { kind: 'not-regular', fileType: now.fileType }, maxFileBytes, undefined);
-  if (now.kind === 'unsafe-parent') assertTrackable(filePath, { kind: 'unsafe-parent' }, maxFileBytes, now.reason);
+  const now = unreadStateOf(absolute);
+  // A file's size is no reason to refuse here: the cap of 0 below made every file with content `too-large`.
+  if (now.state.kind !== 'too-large') assertTrackable(filePath, now.state, maxFileBytes, now.reason);
 }
 
-function isAbsentNow(absolute: string, maxFileBytes: number): boolean {
+function isAbsentNow(absolute: string): boolean {
+  return unreadStateOf(absolute).state.kind === 'absent';
+}
+
+/** What is at `absolute` now, its bytes left unread: with a size cap of 0, any file with content is `too-large` before it is read. */
+function unreadStateOf(absolute: string): ObservedPath {
   try {
-    return inspectPath(absolute, { maxBytes: maxFileBytes, read: false }).kind === 'absent';
+    return inspectPath(absolute, { maxBytes: 0 });
   } catch (error) {
     throw fileIoError('check', absolute, error);
   }

@@ -1,5 +1,5 @@
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import type { ObservedPath } from '../session/observe-path.js';
+import type { ObservedPath } from '../fs/inspect-path.js';
 import type { RecordWriteOptions } from '../session/record-write.js';
 import type { IntendedWrite } from '../session/track-edit.js';
 
@@ -27,11 +27,10 @@ export interface ToolManager {
  */
 export interface TrackedWritePort {
   /**
-   * A first backup made from `reading` (only called when the path is not
-   * tracked yet); with `intended`, recorded together with the write it is
-   * taken for. Resolves to true when the write was recorded with it.
+   * A first backup made from `reading` when the path is not tracked yet;
+   * with `intended`, recorded together with the write it is taken for. Resolves to true when the write was recorded with it.
    */
-  trackRead(absolute: string, reading: () => ObservedPath, intended?: IntendedWrite): Promise<boolean>;
+  trackRead(absolute: string, reading: ObservedPath, intended?: IntendedWrite): Promise<boolean>;
   /** Records what a tool just wrote to a canonical path. */
   recordResolvedWrite(absolute: string, details: RecordWriteOptions): Promise<void>;
   /** Whether reopening the session sweeps `directory` for temporary files of writes cut short. */

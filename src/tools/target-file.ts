@@ -1,8 +1,7 @@
-import type fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { pinParentDirectory } from '../fs/atomic-write.js';
-import { findMissingParents, inspectEntry } from '../fs/inspect-path.js';
+import { findMissingParents, inspectEntry, type ObservedPath } from '../fs/inspect-path.js';
 import { PinnedDirectory } from '../fs/pinned-directory.js';
 import { asToolError, toolFailed } from './tool-errors.js';
 
@@ -17,6 +16,8 @@ export interface TargetFile {
   readonly existing: ExistingFile | undefined;
   /** How many of its nearest ancestors do not exist yet (0: its parent does), which the write creates. */
   readonly missingParents: number;
+  /** What was found there, as a first backup records it (the backup is taken from this reading, not a second one). */
+  readonly found: ObservedPath;
   /** Creates the missing parent directories (each inside the pinned level above) and pins the parent. */
   createParentDirectories(): PinnedDirectory;
   close(): void;
@@ -26,9 +27,6 @@ export interface ExistingFile {
   /** Permission bits, kept by the write. */
   mode: number;
   bytes: Buffer;
-  /** The stat the bytes were read with, and when (for the backup's signature). */
-  stat: fs.BigIntStats;
-  observedAtNs: bigint;
 }
 
 /**
@@ -47,21 +45,16 @@ export function openTargetFile(tool: string, filePath: string, maxBytes: number)
   if (pinned === 'missing') {
     const ancestors = findMissingParents(path.dirname(filePath));
     if ('problem' in ancestors) throw toolFailed(tool, `cannot create ${filePath}: ${ancestors.problem}.`, { path: filePath });
-    return target(tool, filePath, name, undefined, undefined, ancestors.missing);
+    return target(tool, filePath, name, undefined, { state: { kind: 'absent' }, ...(ancestors.missing > 0 ? { missingParents: ancestors.missing } : {}) });
   }
   if (typeof pinned === 'string') throw parentProblem(tool, filePath, pinned);
   try {
-    const inspection = inspectEntry(pinned, name, { maxBytes, read: true });
-    switch (inspection.kind) {
+    const found = inspectEntry(pinned, name, { maxBytes });
+    const { state } = found;
+    switch (state.kind) {
       case 'absent':
-        return target(tool, filePath, name, pinned, undefined);
       case 'file':
-        return target(tool, filePath, name, pinned, {
-          mode: Number(inspection.stat.mode & 0o7777n),
-          bytes: inspection.content!,
-          stat: inspection.stat,
-          observedAtNs: inspection.observedAtNs,
-        });
+        return target(tool, filePath, name, pinned, found);
       case 'symlink':
         throw new RewindableError(
           RewindableErrorCode.PATH_IS_LINK,
@@ -69,17 +62,17 @@ export function openTargetFile(tool: string, filePath: string, maxBytes: number)
           { details: { tool, path: filePath } },
         );
       case 'not-regular':
-        throw new RewindableError(RewindableErrorCode.NOT_A_REGULAR_FILE, `${filePath} is a ${inspection.fileType}, not a regular file; ${tool} only writes regular files.`, {
+        throw new RewindableError(RewindableErrorCode.NOT_A_REGULAR_FILE, `${filePath} is a ${state.fileType}, not a regular file; ${tool} only writes regular files.`, {
           details: { tool, path: filePath },
         });
       case 'too-large':
         throw new RewindableError(
           RewindableErrorCode.FILE_TOO_LARGE,
-          `${filePath} is ${inspection.stat.size} bytes, over the ${maxBytes}-byte limit of files the tools read (maxContentBytes); raise the limit to change it with ${tool}.`,
+          `${filePath} is ${state.size} bytes, over the ${maxBytes}-byte limit of files the tools read (maxContentBytes); raise the limit to change it with ${tool}.`,
           { details: { tool, path: filePath } },
         );
       case 'unsafe-parent':
-        throw toolFailed(tool, `${filePath}: ${inspection.reason}.`, { path: filePath });
+        throw toolFailed(tool, `${filePath}: ${found.reason}.`, { path: filePath });
     }
   } catch (error) {
     pinned.close();
@@ -87,13 +80,14 @@ export function openTargetFile(tool: string, filePath: string, maxBytes: number)
   }
 }
 
-function target(tool: string, filePath: string, name: string, directory: PinnedDirectory | undefined, existing: ExistingFile | undefined, missingParents = 0): TargetFile {
+function target(tool: string, filePath: string, name: string, directory: PinnedDirectory | undefined, found: ObservedPath): TargetFile {
   return {
     path: filePath,
     name,
     directory,
-    existing,
-    missingParents,
+    existing: found.state.kind === 'file' ? { mode: found.state.mode, bytes: found.content! } : undefined,
+    missingParents: found.missingParents ?? 0,
+    found,
     createParentDirectories() {
       const pinned = pinParentDirectory(filePath, true);
       if (typeof pinned === 'string') throw parentProblem(tool, filePath, pinned);

@@ -1,9 +1,6 @@
 import { trackedWritePortOf, type ToolManager, type TrackedWritePort } from './manager-port.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { prepareAtomicWrite, type PreparedWrite } from '../fs/atomic-write.js';
-import { observe } from '../fs/stat-signature.js';
-import type { ObservedPath } from '../session/observe-path.js';
-import { sha256 } from '../hash.js';
 import type { TargetFile } from './target-file.js';
 import { asToolError, toolFailed } from './tool-errors.js';
 import { reportWarning, writeNotRecorded, type WriteWarningHandler } from './tool-warnings.js';
@@ -53,13 +50,13 @@ export async function writeTracked(manager: ToolManager, request: TrackedWrite):
   let tracking: Promise<boolean>;
   if (directory === undefined) {
     // New directories are only created once the backup is taken, so a refused track leaves none behind.
-    await port.trackRead(target.path, () => readingOf(target));
+    await port.trackRead(target.path, target.found);
     directory = createDirectories(tool, target);
     tracking = Promise.resolve(false);
   } else {
     // An existing file keeps its mode, so the write is known in full now: a first backup is recorded with it.
     const intended = target.existing === undefined ? undefined : { content: bytes, mode: target.existing.mode, tool, toolCallId: request.toolCallId };
-    tracking = port.trackRead(target.path, () => readingOf(target), intended);
+    tracking = port.trackRead(target.path, target.found, intended);
     tracking.catch(() => {}); // awaited below; this only keeps an early failure from being unhandled meanwhile
     if (!(await port.sweepsOnReopen(directory.path))) await tracking;
   }
@@ -114,18 +111,6 @@ async function recordWritten(port: TrackedWritePort, { tool, target, bytes, tool
   } catch (error) {
     reportWarning(onWarning, writeNotRecorded({ tool, toolCallId }, [target.path], error));
   }
-}
-
-/** What the tool read of the target, handed to the backup so the file is not read twice. */
-function readingOf(target: TargetFile): ObservedPath {
-  const existing = target.existing;
-  if (existing === undefined) return { state: { kind: 'absent' }, ...(target.missingParents > 0 ? { missingParents: target.missingParents } : {}) };
-  return {
-    state: { kind: 'file', sha256: sha256(existing.bytes), size: existing.bytes.length, mode: existing.mode },
-    observed: observe(existing.stat, existing.observedAtNs),
-    content: existing.bytes,
-    stat: existing.stat,
-  };
 }
 
 function createDirectories(tool: string, target: TargetFile) {
