@@ -1,6 +1,7 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { flushFile, writeAll } from './flush.js';
+import { noFollow, PinnedDirectory, type EntryDirectory } from './pinned-directory.js';
 
 /** 12 hex digits unique to this process and call: random per process, then a counter (no syscall per file). */
 const processPrefix = randomBytes(3).toString('hex');
@@ -9,8 +10,6 @@ function uniqueSuffix(): string {
   temporaryCounter = (temporaryCounter + 1) % 0x1000000;
   return `${processPrefix}${temporaryCounter.toString(16).padStart(6, '0')}`;
 }
-import { flushFile, writeAll } from './flush.js';
-import { noFollow, PinnedDirectory, type EntryDirectory, type PinFailure } from './pinned-directory.js';
 
 /** Temporary files end with this, so ones left by a crash can be recognised and swept. */
 const temporarySuffix = '.rewindable-tmp';
@@ -148,40 +147,6 @@ function writeTemporaryFile(directory: EntryDirectory, name: string, bytes: Uint
 }
 
 /**
- * Pins the parent directory of `filePath`. With `createMissing`, missing
- * directories are created one level at a time, each inside the pinned level
- * above it, so no link can redirect where they go.
- */
-export function pinParentDirectory(filePath: string, createMissing: boolean): PinnedDirectory | PinFailure {
-  const parent = path.dirname(filePath);
-  const pinned = PinnedDirectory.open(parent);
-  if (pinned !== 'missing' || !createMissing) return pinned;
-  const missing: string[] = [];
-  let ancestor = parent;
-  let current: PinnedDirectory | PinFailure = 'missing';
-  while (current === 'missing' && path.dirname(ancestor) !== ancestor) {
-    missing.unshift(path.basename(ancestor));
-    ancestor = path.dirname(ancestor);
-    current = PinnedDirectory.open(ancestor);
-  }
-  for (const name of missing) {
-    if (typeof current === 'string') return current;
-    try {
-      fs.mkdirSync(current.entry(name));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        current.close();
-        throw error;
-      }
-    }
-    const next = PinnedDirectory.open(path.join(current.path, name));
-    current.close();
-    current = next;
-  }
-  return current;
-}
-
-/**
  * Removes temporary files a crashed write left in `directory`. Only files
  * older than `minimumAgeMs` go: another session may be writing in the same
  * directory right now. The directory is pinned like any directory a write
@@ -190,41 +155,29 @@ export function pinParentDirectory(filePath: string, createMissing: boolean): Pi
  * link are removed, each by its name in the directory that was opened.
  */
 export function sweepTemporaryFiles(directory: string, minimumAgeMs = 30_000): number {
-  let pinned: PinnedDirectory | PinFailure;
+  const cutoffMs = Date.now() - minimumAgeMs;
+  let pinned: ReturnType<typeof PinnedDirectory.open> | undefined;
+  let removed = 0;
   try {
     pinned = PinnedDirectory.open(directory);
-  } catch {
-    return 0; // housekeeping: a directory that cannot be read is swept by a later open
-  }
-  if (typeof pinned === 'string') return 0;
-  try {
-    return sweepPinned(pinned, Date.now() - minimumAgeMs);
-  } finally {
-    pinned.close();
-  }
-}
-
-function sweepPinned(directory: PinnedDirectory, cutoffMs: number): number {
-  let names: string[] | undefined;
-  try {
-    names = directory.names();
-  } catch {
-    return 0;
-  }
-  if (names === undefined) return 0;
-  let removed = 0;
-  for (const name of names) {
-    if (!temporaryPattern.test(name)) continue;
-    try {
-      const stat = fs.lstatSync(directory.entry(name));
-      if (!stat.isFile() || stat.nlink !== 1 || stat.mtimeMs > cutoffMs) continue;
-      // Where names resolve by path, the directory is checked again right before the removal.
-      if (directory.handlePath() === undefined && !directory.isStillAtPath()) return removed;
-      fs.unlinkSync(directory.entry(name));
-      removed += 1;
-    } catch {
-      // Gone already, or not ours to remove.
+    if (typeof pinned === 'string') return 0;
+    for (const name of pinned.names() ?? []) {
+      if (!temporaryPattern.test(name)) continue;
+      try {
+        const stat = fs.lstatSync(pinned.entry(name));
+        if (!stat.isFile() || stat.nlink !== 1 || stat.mtimeMs > cutoffMs) continue;
+        // Where names resolve by path, the directory is checked again right before the removal.
+        if (pinned.handlePath() === undefined && !pinned.isStillAtPath()) break;
+        fs.unlinkSync(pinned.entry(name));
+        removed += 1;
+      } catch {
+        // Gone already, or not ours to remove.
+      }
     }
+  } catch {
+    // Housekeeping: a directory that cannot be read is swept by a later open.
+  } finally {
+    if (typeof pinned === 'object') pinned.close();
   }
   return removed;
 }

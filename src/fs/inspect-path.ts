@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sha256 } from '../hash.js';
 import type { FileState, FileType, Observation, RegularFileState } from '../schemas.js';
 import type { DirectoryCache } from './directory-cache.js';
-import { noFollow, PinnedDirectory } from './pinned-directory.js';
+import { noFollow, PinnedDirectory, pinNearestDirectory, type PinFailure } from './pinned-directory.js';
 import { isUnchangedSince, observe, wallClockNs } from './stat-signature.js';
 
 /**
@@ -128,29 +128,10 @@ function readToEnd(fd: number, expected: number, maxBytes: number): Buffer | und
  * An I/O error is thrown rather than reported as a changed parent.
  */
 export function findMissingParents(directory: string): { missing: number } | { problem: string } {
-  let missing = 0;
-  for (let current = directory; ; current = path.dirname(current)) {
-    let stat: fs.Stats;
-    try {
-      stat = fs.lstatSync(current);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if ((code === 'ENOENT' || code === 'ENOTDIR') && path.dirname(current) !== current) {
-        missing += 1;
-        continue;
-      }
-      throw error;
-    }
-    if (stat.isSymbolicLink()) return { problem: `${current} is now a symbolic link` };
-    if (!stat.isDirectory()) return { problem: `${current} is not a directory` };
-    try {
-      return fs.realpathSync.native(current) === current ? { missing } : { problem: `${current} no longer resolves to itself` };
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return { problem: `${current} changed while it was checked` };
-      throw error;
-    }
-  }
+  const nearest = pinNearestDirectory(directory);
+  if ('failure' in nearest) return { problem: `${nearest.at} ${nearest.failure === 'missing' ? 'is missing' : describeFailure(nearest.failure)}` };
+  nearest.pinned.close();
+  return { missing: nearest.missing.length };
 }
 
 const absent: FileState = { kind: 'absent' };
@@ -163,10 +144,14 @@ function tooLarge(stat: fs.BigIntStats): ObservedPath {
   return { state: { kind: 'too-large', size: Number(stat.size) }, stat };
 }
 
-function parentReason(failure: 'link' | 'not-directory' | 'moved'): string {
-  if (failure === 'link') return 'its parent directory was replaced by a symbolic link';
-  if (failure === 'not-directory') return 'its parent path is no longer a directory';
-  return 'its parent directory no longer resolves to where it was when first tracked';
+function parentReason(failure: Exclude<PinFailure, 'missing'>): string {
+  return `its parent directory ${describeFailure(failure)}`;
+}
+
+function describeFailure(failure: Exclude<PinFailure, 'missing'>): string {
+  if (failure === 'link') return 'was replaced by a symbolic link';
+  if (failure === 'not-directory') return 'is no longer a directory';
+  return 'no longer resolves to where it was when first tracked';
 }
 
 export function fileTypeOf(stat: fs.BigIntStats | fs.Stats): FileType {

@@ -148,6 +148,48 @@ export class PinnedDirectory implements EntryDirectory {
   }
 }
 
+/**
+ * Pins the nearest directory at or above `directory` (a canonical path) that
+ * exists, and names the missing ones below it, top down. Each is opened as
+ * `PinnedDirectory.open` opens a directory, so a link or a moved directory on
+ * the way is a failure at that directory, never walked through.
+ */
+export function pinNearestDirectory(directory: string): { pinned: PinnedDirectory; missing: string[] } | { failure: PinFailure; at: string } {
+  const missing: string[] = [];
+  for (let current = directory; ; current = path.dirname(current)) {
+    const pinned = PinnedDirectory.open(current);
+    if (typeof pinned !== 'string') return { pinned, missing };
+    if (pinned !== 'missing' || path.dirname(current) === current) return { failure: pinned, at: current };
+    missing.unshift(path.basename(current));
+  }
+}
+
+/**
+ * Pins the parent directory of `filePath`, creating the missing ones one
+ * level at a time, each inside the pinned level above it, so no link can
+ * redirect where they go.
+ */
+export function pinCreatingParents(filePath: string): PinnedDirectory | PinFailure {
+  const nearest = pinNearestDirectory(path.dirname(filePath));
+  if ('failure' in nearest) return nearest.failure;
+  let current: PinnedDirectory | PinFailure = nearest.pinned;
+  for (const name of nearest.missing) {
+    try {
+      fs.mkdirSync(current.entry(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        current.close();
+        throw error;
+      }
+    }
+    const next = PinnedDirectory.open(path.join(current.path, name));
+    current.close();
+    if (typeof next === 'string') return next;
+    current = next;
+  }
+  return current;
+}
+
 /** Errors that mean the path no longer leads to the directory, as opposed to a failed read. */
 function isGoneOrRedirected(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;

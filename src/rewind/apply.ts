@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { pinParentDirectory, writeFileAtomically } from '../fs/atomic-write.js';
+import { writeFileAtomically } from '../fs/atomic-write.js';
 import type { DirectoryCache } from '../fs/directory-cache.js';
 import { flushDirectory } from '../fs/flush.js';
 import { checkEntry, type EntryRefusal, type ExpectedEntry } from '../fs/entry.js';
-import { noFollow, type PinnedDirectory } from '../fs/pinned-directory.js';
+import { noFollow, pinCreatingParents, type PinnedDirectory } from '../fs/pinned-directory.js';
 import { errorOf, ReplaceMany, type ReplaceJob } from '../fs/replace-many.js';
 import { observe, trustedSignature, wallClockNs } from '../fs/stat-signature.js';
 import type { Observation } from '../schemas.js';
@@ -232,7 +232,7 @@ function pinnedParent(context: ApplyContext, change: PlannedChange): { kind: 'pi
   if (directory === 'missing' && change.action === 'recreate') {
     // Create the missing directories, each inside the pinned level above; later files find them pinned.
     context.directories.forget(parent);
-    const created = pinParentDirectory(change.path, true);
+    const created = pinCreatingParents(change.path);
     if (typeof created === 'object') created.close();
     directory = context.directories.open(parent);
   }

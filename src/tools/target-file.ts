@@ -1,8 +1,7 @@
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { pinParentDirectory } from '../fs/atomic-write.js';
 import { findMissingParents, inspectEntry, type ObservedPath } from '../fs/inspect-path.js';
-import { PinnedDirectory } from '../fs/pinned-directory.js';
+import { pinCreatingParents, PinnedDirectory } from '../fs/pinned-directory.js';
 import { asToolError, toolFailed } from './tool-errors.js';
 
 /** The file a tool is about to replace, found without following any link. */
@@ -89,7 +88,7 @@ function target(tool: string, filePath: string, name: string, directory: PinnedD
     missingParents: found.missingParents ?? 0,
     found,
     createParentDirectories() {
-      const pinned = pinParentDirectory(filePath, true);
+      const pinned = pinCreatingParents(filePath);
       if (typeof pinned === 'string') throw parentProblem(tool, filePath, pinned);
       this.directory = pinned;
       return pinned;
