@@ -102,7 +102,8 @@ if (writeDocs) {
   const given = process.argv.slice(2).filter((argument) => argument !== '--write');
   const command = given.length === 0 ? 'npm run bench' : `npm run bench -- ${given.join(' ')}`;
   const run = { machine, loadBefore, loadAfter, durationSeconds, command, quick: options.quick, chartFile };
-  fs.writeFileSync(path.join(docs, 'benchmarks.md'), markdownReport(reports, run));
+  const report = path.join(docs, 'benchmarks.md');
+  fs.writeFileSync(report, markdownReport(reports, run, fs.existsSync(report) ? fs.readFileSync(report, 'utf8') : ''));
   const readme = path.join(repositoryRoot, 'README.md');
   fs.writeFileSync(readme, replaceReadmeSection(fs.readFileSync(readme, 'utf8'), readmeSection(reports, run)));
   console.log(`Wrote docs/benchmarks.md${chartFile ? ', docs/benchmarks-chart.svg' : ''} and the Benchmarks section of README.md.`);

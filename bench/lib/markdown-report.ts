@@ -139,8 +139,24 @@ export function replaceReadmeSection(readme: string, section: string): string {
   return `${readme.slice(0, from + start.length)}\n${section}\n${readme.slice(to)}`;
 }
 
-/** docs/benchmarks.md: the machine, every scenario's table, the chart, and the closing list of targets. */
-export function markdownReport(reports: readonly ScenarioReport[], run: RunDescription): string {
+/**
+ * Sections of docs/benchmarks.md written by hand, not by this run (the
+ * micro-benchmark behind a design decision): a run keeps them as they are.
+ */
+const handWrittenSections = ['## Threads or promises'];
+
+/** The hand-written sections of an existing docs/benchmarks.md, each up to the next heading of its level. */
+export function handWrittenPart(existing: string): string[] {
+  return handWrittenSections.flatMap((heading) => {
+    const start = existing.indexOf(`\n${heading}\n`);
+    if (start === -1) return [];
+    const end = existing.indexOf('\n## ', start + heading.length + 2);
+    return [existing.slice(start + 1, end === -1 ? undefined : end + 1).trimEnd(), ''];
+  });
+}
+
+/** docs/benchmarks.md: the machine, every scenario's table, the chart, the hand-written sections kept from `existing`, and how to rerun. */
+export function markdownReport(reports: readonly ScenarioReport[], run: RunDescription, existing = ''): string {
   const { machine } = run;
   const targets = targetsOf(reports);
   const lines = [
@@ -182,6 +198,7 @@ export function markdownReport(reports: readonly ScenarioReport[], run: RunDescr
     if (report.chart !== undefined && run.chartFile !== undefined) lines.push(`![${report.title}](${run.chartFile})`, '');
   }
   lines.push(
+    ...handWrittenPart(existing),
     '## Rerun',
     '',
     '```sh',
