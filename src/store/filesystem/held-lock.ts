@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
 import type { StorageLock } from '../storage-adapter.js';
-import { parseOwner, readLock, type FoundLock } from './lock-file.js';
+import { readLock, type FoundLock } from './lock-file.js';
 
 type LockCheck = { state: 'ours' } | { state: 'not-ours' } | { state: 'unreadable'; failure: unknown };
 
@@ -131,21 +131,12 @@ function identity(stat: fs.BigIntStats): string {
 
 /** Renews the lock if it carries `token`; returns its new identity, or undefined when it is not ours. */
 function touchIfCarries(lockPath: string, token: string): string | undefined {
-  let fd: number;
-  try {
-    // O_NONBLOCK: a FIFO swapped in for the lock must not hang its holder.
-    fd = fs.openSync(lockPath, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) return undefined;
-    if (parseOwner(fs.readFileSync(fd, 'utf8'))?.token !== token) return undefined;
+  let renewed: string | undefined;
+  readLock(lockPath, (fd, found) => {
+    if (found.owner?.token !== token) return;
     const now = new Date();
     fs.futimesSync(fd, now, now);
-    return identity(fs.fstatSync(fd, { bigint: true }));
-  } finally {
-    fs.closeSync(fd);
-  }
+    renewed = identity(fs.fstatSync(fd, { bigint: true }));
+  });
+  return renewed;
 }

@@ -47,8 +47,9 @@ export interface FoundLock {
  * The lock at `file`, or undefined when there is none. Never follows a link
  * and never waits on a FIFO: what no holder ever writes there (a link, a
  * directory, a special file) is reported as a lock that names no process.
+ * `whileOpen` is given a lock file's descriptor, to act on the very file read.
  */
-export function readLock(file: string): FoundLock | undefined {
+export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock) => void): FoundLock | undefined {
   const entry = safeLstat(file);
   if (entry === undefined) return undefined;
   if (!entry.isFile()) return strayEntry(entry);
@@ -70,7 +71,9 @@ export function readLock(file: string): FoundLock | undefined {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) return strayEntry(stat);
     const content = fs.readFileSync(fd, 'utf8');
-    return { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
+    const found = { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
+    whileOpen?.(fd, found);
+    return found;
   } finally {
     fs.closeSync(fd);
   }
@@ -83,7 +86,7 @@ function strayEntry(stat: fs.Stats): FoundLock {
 }
 
 /** The owner a lock names, or undefined for an empty or damaged lock (which names no process). */
-export function parseOwner(content: string): LockOwner | undefined {
+function parseOwner(content: string): LockOwner | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(content);
