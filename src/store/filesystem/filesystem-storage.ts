@@ -9,6 +9,7 @@ import { keyString, LogFiles } from './log-files.js';
 import { encodeLines } from './log-lines.js';
 import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
+import { listFolder } from './missing-entries.js';
 import { PathVersions } from '../path-versions.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
 import { entriesIn, safeLstat } from './quiet-lookup.js';
@@ -169,15 +170,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
 
     async listSessions(projectKey) {
       const folder = projectFolder(projectsDirectory, projectKey);
-      let names: string[];
-      try {
-        names = fs.readdirSync(folder);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw storeIoError(`list the sessions in ${folder}`, error);
-      }
       const sessions: StoredSessionInfo[] = [];
-      for (const name of names) {
+      for (const { name } of listFolder(folder, 'sessions')) {
         if (!name.endsWith('.jsonl')) continue;
         try {
           const key = { projectKey, sessionId: name.slice(0, -'.jsonl'.length) };

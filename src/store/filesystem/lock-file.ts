@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { unlessMissing } from './missing-entries.js';
 import { safeLstat } from './quiet-lookup.js';
 
 /**
@@ -107,12 +108,7 @@ function parseOwner(content: string): LockOwner | undefined {
  */
 export function removeLockIfUnchanged(lockPath: string, judged: FoundLock, sameRenewal: boolean): boolean {
   const aside = `${lockPath}.${randomUUID()}.stale`;
-  try {
-    fs.renameSync(lockPath, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
+  if (!unlessMissing(() => fs.renameSync(lockPath, aside))) return false;
   const moved = readLock(aside);
   const unchanged = moved !== undefined && moved.content === judged.content && (!sameRenewal || moved.renewedAtMs === judged.renewedAtMs);
   if (!unchanged) {
