@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { flushDirectory } from '../../fs/flush.js';
 import { createByLink } from './create-by-link.js';
+import { flushCreatedDirectories } from './created-directories.js';
 import { unlessMissing } from './missing-entries.js';
 import { entriesIn, safeLstat } from './quiet-lookup.js';
 
@@ -35,14 +35,11 @@ export async function writeLooseBlob(blobsDirectory: string, hash: string, bytes
   const target = looseBlobPath(blobsDirectory, hash);
   if (refreshExisting(target)) return;
   const directory = path.dirname(target);
-  const created = fs.mkdirSync(directory, { recursive: true }) !== undefined;
+  const firstCreated = fs.mkdirSync(directory, { recursive: true });
   // Temp files are written next to their destination: link and rename only work within one filesystem. A blob
   // another writer linked at the same moment is just as fresh.
   await createByLink(path.join(directory, `.${hash}.${randomBytes(6).toString('hex')}.tmp`), target, bytes, durable);
-  if (durable) {
-    await flushDirectory(directory);
-    if (created) await flushDirectory(path.dirname(directory));
-  }
+  if (durable) await flushCreatedDirectories(target, firstCreated ?? target);
 }
 
 /**
