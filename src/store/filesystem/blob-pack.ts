@@ -247,12 +247,7 @@ export class BlobPack {
     const payload = Buffer.concat([table, compressed]);
     const header = encodeHeader(kindBundle, 0, undefined, start, payload.length);
     const offset = this.stage(header, payload);
-    const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + table.length, compressedLength: compressed.length, rawLength: start, members: members.length };
-    start = 0;
-    for (const member of members) {
-      this.point(member.hash, { kind: 'member', bundle, start, size: member.bytes.length });
-      start += member.bytes.length;
-    }
+    readBundleTable(offset, table, payload.length, (hash, member) => this.point(hash, member));
   }
 
   flush(): Promise<void> {
@@ -479,18 +474,8 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
     const end = offset + headerSize + payloadLength;
     if (end > size) break;
     if (kind === kindBundle) {
-      const count = readAt(fd, offset + headerSize, 4).readUInt32LE(0);
-      const tableLength = 4 + count * memberSize;
-      if (tableLength <= payloadLength) {
-        const table = readAt(fd, offset + headerSize + 4, count * memberSize);
-        const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + tableLength, compressedLength: payloadLength - tableLength, rawLength: 0, members: count };
-        for (let position = 0; position < count; position += 1) {
-          const at = position * memberSize;
-          const member = { kind: 'member' as const, bundle, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) };
-          bundle.rawLength = Math.max(bundle.rawLength, member.start + member.size);
-          index.set(table.toString('hex', at, at + 32), member);
-        }
-      }
+      const tableLength = 4 + readAt(fd, offset + headerSize, 4).readUInt32LE(0) * memberSize;
+      if (tableLength <= payloadLength) readBundleTable(offset, readAt(fd, offset + headerSize, tableLength), payloadLength, (hash, member) => index.set(hash, member));
     } else if (kind === kindFull || kind === kindDelta) {
       index.set(header.toString('hex', 8, 40), { kind, offset, depth: header[6]!, size: header.readUIntLE(40, 6), payloadLength });
     } else if (kind === kindLoose) {
@@ -501,6 +486,20 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
     validLength = end;
   }
   return { index, validLength };
+}
+
+/**
+ * Gives `point` an entry for each member a bundle's table lists (`table`: the
+ * member count, then the members), as a writer and a scan of the file both see them.
+ */
+function readBundleTable(offset: number, table: Buffer, payloadLength: number, point: (hash: string, member: PackEntry) => void): void {
+  const members = table.readUInt32LE(0);
+  const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + table.length, compressedLength: payloadLength - table.length, rawLength: 0, members };
+  for (let at = 4; at < table.length; at += memberSize) {
+    const member = { kind: 'member' as const, bundle, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) };
+    bundle.rawLength = Math.max(bundle.rawLength, member.start + member.size);
+    point(table.toString('hex', at, at + 32), member);
+  }
 }
 
 /** The format version of an intact header, or undefined when these bytes are not one. */
