@@ -151,8 +151,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       if (appendOptions.flush === false) return flushBlobs();
       // Both files flush at once: if the pack's flush is lost in a crash, the line is the log's
       // last, naming a blob the session does not hold, and the manager drops it on load.
-      const [logFlush, blobFlush] = await Promise.allSettled([appender.flush(), flushBlobs()]);
-      const failure = logFlush.status === 'rejected' ? logFlush : blobFlush.status === 'rejected' ? blobFlush : undefined;
+      const flushes = await Promise.allSettled([appender.flush(), flushBlobs()]);
+      const failure = flushes.find((flush): flush is PromiseRejectedResult => flush.status === 'rejected');
       if (failure === undefined) return;
       // The caller is told these entries were not stored, so a reopened session must not find
       // them either (a rewind whose end record failed would otherwise count as complete).
