@@ -78,7 +78,12 @@ export class HeldSessionLock implements StorageLock {
     if (this.lost || this.released) return;
     let renewed: string | undefined;
     try {
-      renewed = touchIfCarries(this.lockPath, this.token);
+      readLock(this.lockPath, (fd, found) => {
+        if (found.owner?.token !== this.token) return;
+        const now = new Date();
+        fs.futimesSync(fd, now, now);
+        renewed = identity(fs.fstatSync(fd, { bigint: true }));
+      });
     } catch {
       return; // An I/O error is not a verdict: the next renewal tries again.
     }
@@ -127,16 +132,4 @@ function signatureOf(lockPath: string): string | undefined {
 
 function identity(stat: fs.BigIntStats): string {
   return `${stat.dev}:${stat.ino}:${stat.ctimeNs}:${stat.size}`;
-}
-
-/** Renews the lock if it carries `token`; returns its new identity, or undefined when it is not ours. */
-function touchIfCarries(lockPath: string, token: string): string | undefined {
-  let renewed: string | undefined;
-  readLock(lockPath, (fd, found) => {
-    if (found.owner?.token !== token) return;
-    const now = new Date();
-    fs.futimesSync(fd, now, now);
-    renewed = identity(fs.fstatSync(fd, { bigint: true }));
-  });
-  return renewed;
 }
