@@ -190,13 +190,11 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     async delete(key) {
       logs.delete(key);
       versions.delete(keyString(key));
-      packs.close(packs.path(key));
-      fs.rmSync(packs.path(key), { force: true });
       // A pack of the older layout is named by session id alone: a session of that id in another project may read it.
       const stillListed = entriesIn(projectsDirectory).some((project) => fs.existsSync(logs.path({ projectKey: project.name, sessionId: key.sessionId })));
-      if (!stillListed) {
-        packs.close(packs.legacyPath(key));
-        fs.rmSync(packs.legacyPath(key), { force: true });
+      for (const file of stillListed ? [packs.path(key)] : [packs.path(key), packs.legacyPath(key)]) {
+        packs.close(file);
+        fs.rmSync(file, { force: true });
       }
     },
 
