@@ -86,17 +86,14 @@ export class BlobPack {
    * stored as a delta against the previous one, which would otherwise be
    * rebuilt from the file (and its own delta chain) every time.
    */
-  private readonly recent = new Map<string, Buffer>();
-  private recentBytes = 0;
+  private readonly recent = new RecentBuffers<string>(recentLimitBytes, recentLimitBytes / 4);
   /**
-   * Bundles recently inflated (all or a first part), least recently used
-   * first, at most `bundleCacheBytes`. A rewind reads members in path order,
-   * which is not quite the order of the walk that bundled them, so it comes
-   * back to a bundle a few members later; inflating it each time was most of
-   * a capture rewind.
+   * Bundles recently inflated (all or a first part). A rewind reads members
+   * in path order, which is not quite the order of the walk that bundled
+   * them, so it comes back to a bundle a few members later; inflating it
+   * each time was most of a capture rewind.
    */
-  private readonly bundles = new Map<number, Buffer>();
-  private bundleBytes = 0;
+  private readonly bundles = new RecentBuffers<number>(bundleCacheBytes);
   /**
    * Entries encoded but not written yet: an append's entries go to the file
    * in one `writev` at its end. The index already points at them; what it
@@ -186,15 +183,16 @@ export class BlobPack {
       if (this.index.has(blob.hash)) continue;
       if (blob.similarTo !== undefined) this.takeOutOfBundle(blob.similarTo);
       this.appendEntry(blob);
-      this.remember(blob.hash, keepable(blob.bytes));
+      this.recent.keep(blob.hash, keepable(blob.bytes));
     }
     this.writeStaged();
   }
 
   private appendEntry(blob: PackBlob): void {
-    const { payload, entry } = this.encode(blob);
-    entry.offset = this.stage(encodeHeader(entry.kind, entry.depth, blob.hash, entry.size, entry.payloadLength), payload);
-    this.point(blob.hash, entry);
+    const { kind, depth, payload } = this.encode(blob);
+    const size = blob.bytes.length;
+    const offset = this.stage(encodeHeader(kind, depth, blob.hash, size, payload.length), payload);
+    this.point(blob.hash, { kind, offset, depth, size, payloadLength: payload.length });
   }
 
   /**
@@ -229,7 +227,7 @@ export class BlobPack {
     const entry = this.index.get(hash);
     if (entry?.kind !== 'member' || entry.bundle.members === 1) return;
     const content = this.recent.get(hash) ?? this.resolve(hash, 0);
-    this.remember(hash, content);
+    this.recent.keep(hash, content);
     const compressed = deflateRawSync(content, { level: 1 });
     if (compressed.length < content.length * 0.9) this.writeBundle([{ hash, bytes: content }], compressed);
     else this.appendEntry({ hash, bytes: content });
@@ -249,12 +247,7 @@ export class BlobPack {
     const payload = Buffer.concat([table, compressed]);
     const header = encodeHeader(kindBundle, 0, undefined, start, payload.length);
     const offset = this.stage(header, payload);
-    const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + table.length, compressedLength: compressed.length, rawLength: start, members: members.length };
-    start = 0;
-    for (const member of members) {
-      this.point(member.hash, { kind: 'member', bundle, start, size: member.bytes.length });
-      start += member.bytes.length;
-    }
+    readBundleTable(offset, table, payload.length, (hash, member) => this.point(hash, member));
   }
 
   flush(): Promise<void> {
@@ -304,14 +297,15 @@ export class BlobPack {
     this.length += bytes;
   }
 
-  private encode(blob: PackBlob): { payload: Buffer; entry: StoredEntry } {
+  private encode(blob: PackBlob): { kind: StoredEntry['kind']; depth: number; payload: Buffer } {
     const content = Buffer.from(blob.bytes.buffer, blob.bytes.byteOffset, blob.bytes.byteLength);
+    const full = { kind: kindFull, depth: 0, payload: content } as const;
     const base = blob.similarTo === undefined ? undefined : this.index.get(blob.similarTo);
     const baseDepth = base === undefined || base.kind === kindLoose ? undefined : base.kind === 'member' ? 0 : base.depth;
     if (baseDepth !== undefined && baseDepth < maxDeltaDepth && content.length >= minDeltaSize) {
       // Only computing a delta uses the in-memory copy; reads always go to the file, so damage there is seen.
       const baseContent = this.recent.get(blob.similarTo!) ?? this.intactContent(blob.similarTo!);
-      if (baseContent === undefined) return encodeFull(content);
+      if (baseContent === undefined) return full;
       const prefix = commonPrefixLength(baseContent, content);
       const suffix = commonSuffixLength(baseContent, content, Math.min(baseContent.length, content.length) - prefix);
       const middle = content.subarray(prefix, content.length - suffix);
@@ -321,10 +315,10 @@ export class BlobPack {
         payload.writeUIntLE(prefix, 32, 6);
         payload.writeUIntLE(suffix, 38, 6);
         middle.copy(payload, 44);
-        return { payload, entry: { kind: kindDelta, offset: 0, depth: baseDepth + 1, size: content.length, payloadLength: payload.length } };
+        return { kind: kindDelta, depth: baseDepth + 1, payload };
       }
     }
-    return encodeFull(content);
+    return full;
   }
 
   /**
@@ -338,18 +332,6 @@ export class BlobPack {
       return digest('sha256', content, 'hex') === hash ? content : undefined;
     } catch {
       return undefined; // Damaged, or unreadable now: a full copy does without it.
-    }
-  }
-
-  private remember(hash: string, content: Buffer): void {
-    if (content.length > recentLimitBytes / 4) return;
-    this.recentBytes += content.length - (this.recent.get(hash)?.length ?? 0);
-    this.recent.delete(hash);
-    this.recent.set(hash, content);
-    for (const [oldest, bytes] of this.recent) {
-      if (this.recentBytes <= recentLimitBytes) break;
-      this.recent.delete(oldest);
-      this.recentBytes -= bytes.length;
     }
   }
 
@@ -387,13 +369,9 @@ export class BlobPack {
    */
   private bundleData(bundle: BundleInfo, needed: number): Buffer {
     const cached = this.bundles.get(bundle.offset);
-    if (cached !== undefined) {
-      this.bundles.delete(bundle.offset); // most recently used again
-      this.bundleBytes -= cached.length;
-      if (cached.length >= needed) return this.keepBundle(bundle.offset, cached);
-    }
+    if (cached !== undefined && cached.length >= needed) return this.bundles.keep(bundle.offset, cached);
     // Only the first time: a bundle inflated in part before has members wanted further on; inflate it whole.
-    return this.keepBundle(bundle.offset, this.inflateBundle(bundle, cached === undefined ? needed : undefined));
+    return this.bundles.keep(bundle.offset, this.inflateBundle(bundle, cached === undefined ? needed : undefined));
   }
 
   /** Inflates a bundle: all of it, or, given `needed`, perhaps only a first part that holds that many bytes. */
@@ -410,16 +388,38 @@ export class BlobPack {
     }
     return inflateRawSync(readCompressed(this.fd, compressedStart, compressedLength), { chunkSize });
   }
+}
 
-  private keepBundle(offset: number, data: Buffer): Buffer {
-    this.bundles.set(offset, data);
-    this.bundleBytes += data.length;
-    for (const [oldest, bytes] of this.bundles) {
-      if (this.bundleBytes <= bundleCacheBytes || oldest === offset) break;
-      this.bundles.delete(oldest);
-      this.bundleBytes -= bytes.length;
+/**
+ * Buffers kept in memory up to a total size: past it, those kept least
+ * recently go first, never the one just kept (which may exceed it alone).
+ * One larger than `largestBytes` is not kept at all.
+ */
+class RecentBuffers<Key> {
+  private readonly buffers = new Map<Key, Buffer>();
+  private bytes = 0;
+
+  constructor(
+    private readonly limitBytes: number,
+    private readonly largestBytes = Infinity,
+  ) {}
+
+  get(key: Key): Buffer | undefined {
+    return this.buffers.get(key);
+  }
+
+  /** Keeps `buffer` under `key`, in place of what it held there, as the most recently used; returns it. */
+  keep(key: Key, buffer: Buffer): Buffer {
+    if (buffer.length > this.largestBytes) return buffer;
+    this.bytes += buffer.length - (this.buffers.get(key)?.length ?? 0);
+    this.buffers.delete(key);
+    this.buffers.set(key, buffer);
+    for (const [oldest, kept] of this.buffers) {
+      if (this.bytes <= this.limitBytes || oldest === key) break;
+      this.buffers.delete(oldest);
+      this.bytes -= kept.length;
     }
-    return data;
+    return buffer;
   }
 }
 
@@ -433,10 +433,6 @@ function keepable(bytes: Uint8Array): Buffer {
   const slack = bytes.buffer.byteLength - bytes.byteLength;
   if (slack <= keepSlackBytes && !(bytes.buffer instanceof SharedArrayBuffer)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return Buffer.from(bytes);
-}
-
-function encodeFull(content: Buffer): { payload: Buffer; entry: StoredEntry } {
-  return { payload: content, entry: { kind: kindFull, offset: 0, depth: 0, size: content.length, payloadLength: content.length } };
 }
 
 /** An entry's header. A slice of Node's shared pool, zeroed here: one is encoded for every backup. */
@@ -478,18 +474,8 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
     const end = offset + headerSize + payloadLength;
     if (end > size) break;
     if (kind === kindBundle) {
-      const count = readAt(fd, offset + headerSize, 4).readUInt32LE(0);
-      const tableLength = 4 + count * memberSize;
-      if (tableLength <= payloadLength) {
-        const table = readAt(fd, offset + headerSize + 4, count * memberSize);
-        const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + tableLength, compressedLength: payloadLength - tableLength, rawLength: 0, members: count };
-        for (let position = 0; position < count; position += 1) {
-          const at = position * memberSize;
-          const member = { kind: 'member' as const, bundle, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) };
-          bundle.rawLength = Math.max(bundle.rawLength, member.start + member.size);
-          index.set(table.toString('hex', at, at + 32), member);
-        }
-      }
+      const tableLength = 4 + readAt(fd, offset + headerSize, 4).readUInt32LE(0) * memberSize;
+      if (tableLength <= payloadLength) readBundleTable(offset, readAt(fd, offset + headerSize, tableLength), payloadLength, (hash, member) => index.set(hash, member));
     } else if (kind === kindFull || kind === kindDelta) {
       index.set(header.toString('hex', 8, 40), { kind, offset, depth: header[6]!, size: header.readUIntLE(40, 6), payloadLength });
     } else if (kind === kindLoose) {
@@ -500,6 +486,20 @@ function scan(fd: number, size: number): { index: Map<string, PackEntry>; validL
     validLength = end;
   }
   return { index, validLength };
+}
+
+/**
+ * Gives `point` an entry for each member a bundle's table lists (`table`: the
+ * member count, then the members), as a writer and a scan of the file both see them.
+ */
+function readBundleTable(offset: number, table: Buffer, payloadLength: number, point: (hash: string, member: PackEntry) => void): void {
+  const members = table.readUInt32LE(0);
+  const bundle: BundleInfo = { offset, compressedStart: offset + headerSize + table.length, compressedLength: payloadLength - table.length, rawLength: 0, members };
+  for (let at = 4; at < table.length; at += memberSize) {
+    const member = { kind: 'member' as const, bundle, start: table.readUIntLE(at + 32, 6), size: table.readUIntLE(at + 38, 6) };
+    bundle.rawLength = Math.max(bundle.rawLength, member.start + member.size);
+    point(table.toString('hex', at, at + 32), member);
+  }
 }
 
 /** The format version of an intact header, or undefined when these bytes are not one. */

@@ -9,6 +9,7 @@ import { keyString, LogFiles } from './log-files.js';
 import { encodeLines } from './log-lines.js';
 import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
+import { listFolder } from './missing-entries.js';
 import { PathVersions } from '../path-versions.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
 import { entriesIn, safeLstat } from './quiet-lookup.js';
@@ -150,8 +151,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
       if (appendOptions.flush === false) return flushBlobs();
       // Both files flush at once: if the pack's flush is lost in a crash, the line is the log's
       // last, naming a blob the session does not hold, and the manager drops it on load.
-      const [logFlush, blobFlush] = await Promise.allSettled([appender.flush(), flushBlobs()]);
-      const failure = logFlush.status === 'rejected' ? logFlush : blobFlush.status === 'rejected' ? blobFlush : undefined;
+      const flushes = await Promise.allSettled([appender.flush(), flushBlobs()]);
+      const failure = flushes.find((flush): flush is PromiseRejectedResult => flush.status === 'rejected');
       if (failure === undefined) return;
       // The caller is told these entries were not stored, so a reopened session must not find
       // them either (a rewind whose end record failed would otherwise count as complete).
@@ -169,15 +170,8 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
 
     async listSessions(projectKey) {
       const folder = projectFolder(projectsDirectory, projectKey);
-      let names: string[];
-      try {
-        names = fs.readdirSync(folder);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-        throw storeIoError(`list the sessions in ${folder}`, error);
-      }
       const sessions: StoredSessionInfo[] = [];
-      for (const name of names) {
+      for (const { name } of listFolder(folder, 'sessions')) {
         if (!name.endsWith('.jsonl')) continue;
         try {
           const key = { projectKey, sessionId: name.slice(0, -'.jsonl'.length) };
@@ -196,13 +190,11 @@ export function filesystemStorage(options: FilesystemStorageOptions = {}): Files
     async delete(key) {
       logs.delete(key);
       versions.delete(keyString(key));
-      packs.close(packs.path(key));
-      fs.rmSync(packs.path(key), { force: true });
       // A pack of the older layout is named by session id alone: a session of that id in another project may read it.
       const stillListed = entriesIn(projectsDirectory).some((project) => fs.existsSync(logs.path({ projectKey: project.name, sessionId: key.sessionId })));
-      if (!stillListed) {
-        packs.close(packs.legacyPath(key));
-        fs.rmSync(packs.legacyPath(key), { force: true });
+      for (const file of stillListed ? [packs.path(key)] : [packs.path(key), packs.legacyPath(key)]) {
+        packs.close(file);
+        fs.rmSync(file, { force: true });
       }
     },
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
 import type { StorageLock } from '../storage-adapter.js';
-import { parseOwner, readLock, type FoundLock } from './lock-file.js';
+import { readLock, type FoundLock } from './lock-file.js';
 
 type LockCheck = { state: 'ours' } | { state: 'not-ours' } | { state: 'unreadable'; failure: unknown };
 
@@ -78,7 +78,12 @@ export class HeldSessionLock implements StorageLock {
     if (this.lost || this.released) return;
     let renewed: string | undefined;
     try {
-      renewed = touchIfCarries(this.lockPath, this.token);
+      readLock(this.lockPath, (fd, found) => {
+        if (found.owner?.token !== this.token) return;
+        const now = new Date();
+        fs.futimesSync(fd, now, now);
+        renewed = identity(fs.fstatSync(fd, { bigint: true }));
+      });
     } catch {
       return; // An I/O error is not a verdict: the next renewal tries again.
     }
@@ -127,25 +132,4 @@ function signatureOf(lockPath: string): string | undefined {
 
 function identity(stat: fs.BigIntStats): string {
   return `${stat.dev}:${stat.ino}:${stat.ctimeNs}:${stat.size}`;
-}
-
-/** Renews the lock if it carries `token`; returns its new identity, or undefined when it is not ours. */
-function touchIfCarries(lockPath: string, token: string): string | undefined {
-  let fd: number;
-  try {
-    // O_NONBLOCK: a FIFO swapped in for the lock must not hang its holder.
-    fd = fs.openSync(lockPath, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) return undefined;
-    if (parseOwner(fs.readFileSync(fd, 'utf8'))?.token !== token) return undefined;
-    const now = new Date();
-    fs.futimesSync(fd, now, now);
-    return identity(fs.fstatSync(fd, { bigint: true }));
-  } finally {
-    fs.closeSync(fd);
-  }
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { unlessMissing } from './missing-entries.js';
 import { safeLstat } from './quiet-lookup.js';
 
 /**
@@ -47,8 +48,9 @@ export interface FoundLock {
  * The lock at `file`, or undefined when there is none. Never follows a link
  * and never waits on a FIFO: what no holder ever writes there (a link, a
  * directory, a special file) is reported as a lock that names no process.
+ * `whileOpen` is given a lock file's descriptor, to act on the very file read.
  */
-export function readLock(file: string): FoundLock | undefined {
+export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock) => void): FoundLock | undefined {
   const entry = safeLstat(file);
   if (entry === undefined) return undefined;
   if (!entry.isFile()) return strayEntry(entry);
@@ -70,7 +72,9 @@ export function readLock(file: string): FoundLock | undefined {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) return strayEntry(stat);
     const content = fs.readFileSync(fd, 'utf8');
-    return { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
+    const found = { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
+    whileOpen?.(fd, found);
+    return found;
   } finally {
     fs.closeSync(fd);
   }
@@ -83,7 +87,7 @@ function strayEntry(stat: fs.Stats): FoundLock {
 }
 
 /** The owner a lock names, or undefined for an empty or damaged lock (which names no process). */
-export function parseOwner(content: string): LockOwner | undefined {
+function parseOwner(content: string): LockOwner | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(content);
@@ -104,12 +108,7 @@ export function parseOwner(content: string): LockOwner | undefined {
  */
 export function removeLockIfUnchanged(lockPath: string, judged: FoundLock, sameRenewal: boolean): boolean {
   const aside = `${lockPath}.${randomUUID()}.stale`;
-  try {
-    fs.renameSync(lockPath, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
+  if (!unlessMissing(() => fs.renameSync(lockPath, aside))) return false;
   const moved = readLock(aside);
   const unchanged = moved !== undefined && moved.content === judged.content && (!sameRenewal || moved.renewedAtMs === judged.renewedAtMs);
   if (!unchanged) {

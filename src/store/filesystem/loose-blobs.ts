@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { flushDirectory } from '../../fs/flush.js';
 import { createByLink } from './create-by-link.js';
+import { flushCreatedDirectories } from './created-directories.js';
+import { unlessMissing } from './missing-entries.js';
 import { entriesIn, safeLstat } from './quiet-lookup.js';
 
 /**
@@ -34,14 +35,11 @@ export async function writeLooseBlob(blobsDirectory: string, hash: string, bytes
   const target = looseBlobPath(blobsDirectory, hash);
   if (refreshExisting(target)) return;
   const directory = path.dirname(target);
-  const created = fs.mkdirSync(directory, { recursive: true }) !== undefined;
+  const firstCreated = fs.mkdirSync(directory, { recursive: true });
   // Temp files are written next to their destination: link and rename only work within one filesystem. A blob
   // another writer linked at the same moment is just as fresh.
   await createByLink(path.join(directory, `.${hash}.${randomBytes(6).toString('hex')}.tmp`), target, bytes, durable);
-  if (durable) {
-    await flushDirectory(directory);
-    if (created) await flushDirectory(path.dirname(directory));
-  }
+  if (durable) await flushCreatedDirectories(target, firstCreated ?? target);
 }
 
 /**
@@ -51,22 +49,11 @@ export async function writeLooseBlob(blobsDirectory: string, hash: string, bytes
  * the caller writes it afresh.
  */
 function refreshExisting(target: string): boolean {
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(target);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
+  const stat = fs.lstatSync(target, { throwIfNoEntry: false });
+  if (stat === undefined) return false;
   if (!stat.isFile()) throw new Error(`blob ${target} is not a regular file`);
   const now = new Date();
-  try {
-    fs.lutimesSync(target, now, now);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-  return true;
+  return unlessMissing(() => fs.lutimesSync(target, now, now));
 }
 
 /**
@@ -116,12 +103,7 @@ export function hasLooseBlob(blobsDirectory: string, hash: string): boolean {
  */
 export function removeStaleLooseBlob(file: string, cutoff: number): number | undefined {
   const aside = `${path.join(path.dirname(file), `.${path.basename(file)}`)}.${randomBytes(6).toString('hex')}${asideSuffix}`;
-  try {
-    fs.renameSync(file, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  if (!unlessMissing(() => fs.renameSync(file, aside))) return undefined;
   const moved = fs.lstatSync(aside);
   if (moved.mtimeMs > cutoff) {
     putBack(aside, file);

@@ -1,6 +1,7 @@
-import fs from 'node:fs';
+import type fs from 'node:fs';
 import path from 'node:path';
-import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
+import { RewindableError, RewindableErrorCode } from '../../errors.js';
+import { listFolder } from './missing-entries.js';
 import { entriesIn, safeLstat } from './quiet-lookup.js';
 
 /**
@@ -21,14 +22,7 @@ export function projectFolder(projectsDirectory: string, projectKey: string): st
 
 /** Project keys with a folder of their own: real directories only, never a link, never a hidden name. */
 export function listProjectFolders(projectsDirectory: string): string[] {
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(projectsDirectory, { withFileTypes: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw storeIoError(`list the projects in ${projectsDirectory}`, error);
-  }
-  return entries.filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')).map((entry) => entry.name);
+  return listFolder(projectsDirectory, 'projects').filter((entry) => entry.isDirectory() && !entry.name.startsWith('.')).map((entry) => entry.name);
 }
 
 /** Names in `projects/` that are links: sessions may lie behind them that the store cannot see. */

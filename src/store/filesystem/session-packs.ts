@@ -39,10 +39,8 @@ export class SessionPacks {
       const pack = this.reader(file, false);
       if (pack?.has(hash)) return pack;
       // Another process may have appended since this reader opened the pack.
-      if (!this.writers.has(file)) {
-        const refreshed = this.reader(file, true);
-        if (refreshed?.has(hash)) return refreshed;
-      }
+      const refreshed = this.reader(file, true);
+      if (refreshed?.has(hash)) return refreshed;
     }
     return undefined;
   }
@@ -71,10 +69,9 @@ export class SessionPacks {
       this.writers.set(file, pack);
     }
     if (!this.durable) return { pack, flush: nothingToFlush };
-    const opened = pack;
     const flush = async () => {
       try {
-        await opened.flush();
+        await pack.flush();
         await flushNewEntries();
       } catch (error) {
         this.failures.set(file, error);
