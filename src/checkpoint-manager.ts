@@ -24,6 +24,7 @@ import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
 import { withToolCallIds, type RewindFilesReady, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
+import { selectTrackedPaths } from './rewind/select-paths.js';
 import { dryRunRewind, runRewind } from './rewind/transaction.js';
 import { findCheckpoint } from './session/find-checkpoint.js';
 import { listSessions } from './session/list-sessions.js';
@@ -44,6 +45,17 @@ export interface RewindFilesOptions {
   dryRun?: boolean;
   /** Leave files changed by someone other than the tracked tools alone instead of overwriting them. @default false */
   skipConflicts?: boolean;
+  /**
+   * Rewind only these tracked files: paths (relative to the project root, or
+   * absolute), directories (every tracked file under them) or globs such as
+   * `src/**\/*.ts`. Every other file is left as it is and not counted; the
+   * undo point still records every tracked file as it was. An entry that
+   * names no tracked file is an `INVALID_PATH` error.
+   * @default every tracked file
+   * @example
+   * await manager.rewindFiles(userMessageId, { paths: ['src/parser.ts', 'test/**'] });
+   */
+  paths?: readonly string[];
 }
 
 export interface CheckpointSummary {
@@ -284,7 +296,7 @@ export class CheckpointManager {
     const dryRun = options.dryRun ?? false;
     try {
       const session = await this.sessionToRewind(userMessageId, dryRun);
-      return await this.queue.run(() => this.rewindFilesNow(session, userMessageId, { dryRun, skipConflicts: options.skipConflicts ?? false }));
+      return await this.queue.run(() => this.rewindFilesNow(session, userMessageId, dryRun, options));
     } catch (error) {
       if (!dryRun) throw error;
       return { canRewind: false, dryRun, ...refusalOf(error) };
@@ -352,7 +364,7 @@ export class CheckpointManager {
       const session = await this.sessionToRewind(userMessageId, dryRun);
       return await this.queue.run(async (): Promise<RewindResult> => {
         const message = scope === 'files' ? undefined : userMessageOf(session.state, userMessageId);
-        const files = scope === 'conversation' ? undefined : await this.rewindFilesNow(session, userMessageId, { dryRun, skipConflicts: options.skipConflicts ?? false });
+        const files = scope === 'conversation' ? undefined : await this.rewindFilesNow(session, userMessageId, dryRun, options);
         const conversation = message === undefined ? undefined : await rewindConversation(session, message, dryRun);
         const parts = { scope, ...(files ? { files } : {}), ...(conversation ? { conversation } : {}) };
         const failures = files?.skipped ?? [];
@@ -463,10 +475,14 @@ export class CheckpointManager {
   }
 
   /** The file rewind, run inside the queue. */
-  private async rewindFilesNow(session: Session, userMessageId: string, options: { dryRun: boolean; skipConflicts: boolean }): Promise<RewindFilesReady> {
+  private async rewindFilesNow(session: Session, userMessageId: string, dryRun: boolean, options: Omit<RewindFilesOptions, 'dryRun'>): Promise<RewindFilesReady> {
     const target = await findCheckpoint(session, userMessageId);
+    const choice = {
+      skipConflicts: options.skipConflicts ?? false,
+      select: options.paths === undefined ? undefined : selectTrackedPaths(session.state, session.root, options.paths, `rewindFiles(${JSON.stringify(userMessageId)})`, true),
+    };
     const toolCalls = session.state.toolCallsTakenBack(target.index); // before the rewind: its end record changes them
-    return withToolCallIds(await (options.dryRun ? dryRunRewind(session, target, options.skipConflicts) : runRewind(session, target, options.skipConflicts)), toolCalls);
+    return withToolCallIds(await (dryRun ? dryRunRewind(session, target, choice) : runRewind(session, target, choice)), toolCalls);
   }
 
   /** What the built-in tools need beyond the public methods (see tools/manager-port.ts). */

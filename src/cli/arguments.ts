@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { commonOptions, globalOptions, type Command, type OptionDefinition } from './command.js';
 import { UsageError } from './exit-codes.js';
 
-export type OptionValues = Record<string, string | boolean | undefined>;
+export type OptionValues = Record<string, string | boolean | string[] | undefined>;
 
 export interface ParsedArguments {
   positionals: string[];
@@ -81,6 +81,8 @@ function readTokens(tokens: readonly Token[], definitions: Record<string, Option
     } else if (token.inlineValue !== true && token.value.startsWith('-')) {
       // `--cwd --json`: far more often a forgotten value than a directory named like an option.
       throw new UsageError(`Option ${token.rawName} needs a value: ${spelled} (to pass ${JSON.stringify(token.value)} as its value, write ${token.rawName}=${token.value}).`, command);
+    } else if (definition.multiple === true) {
+      values[token.name] = [...((values[token.name] as string[] | undefined) ?? []), token.value];
     } else values[token.name] = token.value;
   }
   return { positionals, values };

@@ -7,6 +7,8 @@ export interface OptionDefinition {
   short?: string;
   /** Placeholder of the value in help, e.g. `DIR`. */
   value?: string;
+  /** A string option that may be given more than once: its values are kept in order (`--path a --path b`). */
+  multiple?: boolean;
   description: string;
 }
 
@@ -39,7 +41,7 @@ export interface Invocation {
   terminal: Terminal;
   out: Output;
   positionals: string[];
-  values: Record<string, string | boolean | undefined>;
+  values: Record<string, string | boolean | string[] | undefined>;
   /** `--json`: print one JSON document on stdout. */
   json: boolean;
   /** Absolute store directory (`--store`, else REWINDABLE_HOME, else ~/.rewindable). */
@@ -67,6 +69,12 @@ export const globalOptions: Record<string, OptionDefinition> = {
 export function stringValue(invocation: Invocation, name: string): string | undefined {
   const value = invocation.values[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Every value of a `multiple` option, in the order given (none: empty). */
+export function stringValues(invocation: Invocation, name: string): string[] {
+  const value = invocation.values[name];
+  return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
 }
 
 export function flagValue(invocation: Invocation, name: string): boolean {

@@ -13,6 +13,8 @@ export interface RewindOptions {
   dryRun?: boolean;
   /** Leave files changed by someone other than the tracked tools alone. @default false */
   skipConflicts?: boolean;
+  /** Rewind only these tracked files (paths, directories or globs), as `rewindFiles(id, { paths })`. @default every tracked file */
+  paths?: readonly string[];
 }
 
 export interface ConversationRewind {

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import { isUtf8 } from 'node:buffer';
 import { diffArrays } from 'diff';
-import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { canonicalLocation } from '../paths.js';
+import { selectTrackedPaths } from './select-paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../fs/inspect-path.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
@@ -25,10 +24,11 @@ import { afterRollBack } from './transaction.js';
 export interface DiffOptions {
   /**
    * Only these files: relative to the project root (as trackEdit takes them)
-   * or absolute. A directory selects every tracked file under it.
+   * or absolute. A directory selects every tracked file under it, a glob
+   * (`src/**\/*.ts`) every tracked file it matches.
    * @default every tracked file
    */
-  paths?: string[];
+  paths?: readonly string[];
   /** Unchanged lines shown around each change. @default 3 */
   context?: number;
   /**
@@ -124,7 +124,7 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
     maxEditLength: options.maxEditLength ?? 5000,
     binary: options.binary ?? false,
   };
-  const only = options.paths === undefined ? undefined : selectStoredPaths(session, options.paths);
+  const only = options.paths === undefined ? undefined : selectTrackedPaths(session.state, session.root, options.paths, 'diffFiles({ paths })', false);
   const total = only?.size ?? session.state.paths.size;
   const patches = new Map<string, PatchOutcome>();
   let done = 0;
@@ -385,19 +385,3 @@ function addLine(hunk: Hunk, entry: ScriptEntry): void {
   if (entry.mark !== '-') hunk.newLines += 1;
 }
 
-/** The stored paths of the tracked files `inputs` name (a directory names every tracked file under it). */
-function selectStoredPaths(session: Session, inputs: readonly string[]): Set<string> {
-  const wanted = inputs.map((input) => {
-    if (typeof input !== 'string' || input.length === 0 || input.includes('\0')) {
-      throw new RewindableError(RewindableErrorCode.INVALID_PATH, `Invalid file path ${JSON.stringify(input)} in diffFiles({ paths }): expected a non-empty string without NUL bytes.`);
-    }
-    return canonicalLocation(path.resolve(session.root, input));
-  });
-  const selected = new Set<string>();
-  for (const tracked of session.state.paths.values()) {
-    if (wanted.some((entry) => tracked.path === entry || tracked.path.startsWith(entry.endsWith(path.sep) ? entry : entry + path.sep))) {
-      selected.add(tracked.storedPath);
-    }
-  }
-  return selected;
-}

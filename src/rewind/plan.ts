@@ -31,6 +31,12 @@ export interface PlanContext {
   /** Plan only these paths (as stored in the log); default: every tracked path. */
   only?: ReadonlySet<string>;
   /**
+   * A selective rewind: only these paths (as stored in the log) may change.
+   * Every other tracked path is still looked at, and left alone uncounted, so
+   * that the undo point records it as it is now.
+   */
+  select?: ReadonlySet<string>;
+  /**
    * Dry runs only: paths (absolute) taken to hold this state instead of what
    * is on disk, as they will when the rewind runs: a rewind a crash
    * interrupted is rolled back first, when the session is opened for writing.
@@ -48,7 +54,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   // Most paths of a large scope are unchanged and already at their target: settled here, with nothing to read or write.
   const unsettled: number[] = [];
   tracked.forEach((path, index) => {
-    if (!unchanged[index]! || context.assumed?.has(path.path) === true || !isSettled(path, context.state.versionAt(path, targetIndex).state)) unsettled.push(index);
+    if (!unchanged[index]! || context.assumed?.has(path.path) === true || (isSelected(context, path) && !isSettled(path, context.state.versionAt(path, targetIndex).state))) unsettled.push(index);
   });
   // Changes and skips are reported (and applied) in path order; only these need sorting, not the whole scope.
   unsettled.sort((a, b) => (tracked[a]!.path < tracked[b]!.path ? -1 : tracked[a]!.path > tracked[b]!.path ? 1 : 0));
@@ -67,7 +73,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
     if (outcome.change !== undefined) changes.push(outcome.change);
     if (outcome.skipped !== undefined) skipped.push(outcome.skipped);
   }
-  if (context.only === undefined) skipped.push(...[...context.state.refusedPaths].map(([absolute, reason]) => storedPathRefusal(absolute, reason)));
+  if (context.only === undefined && context.select === undefined) skipped.push(...[...context.state.refusedPaths].map(([absolute, reason]) => storedPathRefusal(absolute, reason)));
   const directoriesRemoved = context.directories === undefined ? [] : plannedRemovals(context.state, targetIndex, changes, context.directories);
   return { changes, skipped, observations, directoriesRemoved };
 }
@@ -99,6 +105,7 @@ function isSettled(tracked: TrackedPath, target: FileState): boolean {
 }
 
 async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, knownUnchanged: boolean): Promise<PathOutcome> {
+  if (!isSelected(context, tracked)) return observeOnly(context, tracked);
   const target = context.state.versionAt(tracked, targetIndex).state;
   const assumed = context.assumed?.get(tracked.path);
   if (assumed !== undefined) return planFrom(context, tracked, target, assumed);
@@ -116,6 +123,20 @@ async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex:
   const content = observation.content;
   delete observation.content; // the plan outlives this step; keep memory flat on large rewinds
   return decide(context, tracked, observation, target, action, content);
+}
+
+function isSelected(context: PlanContext, tracked: TrackedPath): boolean {
+  return context.select === undefined || context.select.has(tracked.storedPath);
+}
+
+/** A path a selective rewind leaves out: its state now, for the undo point, and nothing else. */
+async function observeOnly(context: PlanContext, tracked: TrackedPath): Promise<PathOutcome> {
+  const assumed = context.assumed?.get(tracked.path);
+  if (assumed !== undefined) return { observation: { state: assumed } };
+  const observation = observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories, glanced: context.directories !== undefined });
+  if (context.onContent !== undefined) await context.onContent(tracked, observation);
+  delete observation.content;
+  return { observation };
 }
 
 /** A dry run's plan for a path taken to hold `assumed` (see `PlanContext.assumed`): its bytes come from the store. */

@@ -34,17 +34,23 @@ const rewindBatchBytes = 4 * 1024 * 1024;
  * back to the state it last saw, as a database aborts a transaction that
  * did not commit.
  */
-export async function runRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesReady> {
+/** What a rewind may change: `select` (stored paths) limits it to some files; conflicts are overwritten unless skipped. */
+export interface RewindChoice {
+  skipConflicts: boolean;
+  select?: ReadonlySet<string> | undefined;
+}
+
+export async function runRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
   const directories = new DirectoryCache();
   try {
-    return await runRewindIn(session, target, skipConflicts, directories);
+    return await runRewindIn(session, target, choice, directories);
   } finally {
     directories.close();
   }
 }
 
-async function runRewindIn(session: Session, target: CheckpointInfo, skipConflicts: boolean, directories: DirectoryCache): Promise<RewindFilesReady> {
-  startWorkersFor(() => restoresLikely(session, target));
+async function runRewindIn(session: Session, target: CheckpointInfo, choice: RewindChoice, directories: DirectoryCache): Promise<RewindFilesReady> {
+  startWorkersFor(() => restoresLikely(session, target, choice.select));
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
@@ -52,7 +58,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, skipConflic
   const plan = await beforeAnyChange(`The rewind to message ${target.id}`, async () => {
     const planned = await planRewind(
       {
-        ...planContext(session, skipConflicts, directories, measurements),
+        ...planContext(session, choice, directories, measurements),
         onContent: (_tracked, observation) => session.queueBackup(observation, batch),
       },
       target.index,
@@ -121,12 +127,12 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
   return { ...result, undoCheckpointId };
 }
 
-export async function dryRunRewind(session: Session, target: CheckpointInfo, skipConflicts: boolean): Promise<RewindFilesReady> {
+export async function dryRunRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
   const directories = new DirectoryCache();
   try {
     const measurements = measurementsFor(session, 'dry-run');
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
-      planRewind({ ...planContext(session, skipConflicts, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
+      planRewind({ ...planContext(session, choice, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
     );
     return summarize(plan.changes, measurements, plan.skipped, true, plan.directoriesRemoved);
   } finally {
@@ -172,7 +178,7 @@ export async function recoverInterruptedRewind(session: Session): Promise<Rewind
 /** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */
 async function planRollBack(session: Session, begin: RewindBeginRecord, undo: CheckpointInfo, directories: DirectoryCache, measurements: Measurements): Promise<RewindPlan> {
   const only = new Set(begin.plan.map((entry) => entry.path));
-  const plan = await planRewind({ ...planContext(session, false, directories, measurements), only }, undo.index);
+  const plan = await planRewind({ ...planContext(session, { skipConflicts: false }, directories, measurements), only }, undo.index);
   const rewoundTo = session.state.checkpointsById.get(begin.target);
   const changedSince = (change: PlannedChange) => rewoundTo === undefined || !sameState(change.from, session.state.versionAt(change.tracked, rewoundTo.index).state);
   return {
@@ -247,17 +253,18 @@ async function beforeAnyChange<T>(what: string, work: () => Promise<T>): Promise
 }
 
 /** Paths whose target differs from their latest recorded version: about what a rewind will write, known before its plan (one pass over the tracked paths). */
-function restoresLikely(session: Session, target: CheckpointInfo): number {
+function restoresLikely(session: Session, target: CheckpointInfo, select: ReadonlySet<string> | undefined): number {
   let count = 0;
   for (const tracked of session.state.paths.values()) {
+    if (select !== undefined && !select.has(tracked.storedPath)) continue;
     const wanted = session.state.versionAt(tracked, target.index).state;
     if (wanted.kind === 'file' && !sameState(wanted, session.state.latestVersion(tracked).state)) count += 1;
   }
   return count;
 }
 
-function planContext(session: Session, skipConflicts: boolean, directories: DirectoryCache, measurements: Measurements): PlanContext {
-  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories, measurements };
+function planContext(session: Session, { skipConflicts, select }: RewindChoice, directories: DirectoryCache, measurements: Measurements): PlanContext {
+  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories, measurements, ...(select !== undefined ? { select } : {}) };
 }
 
 function applyContext(session: Session, directories: DirectoryCache, measurements: Measurements): ApplyContext {

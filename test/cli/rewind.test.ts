@@ -126,6 +126,34 @@ describe('rewindable rewind', () => {
     expect(snapshotTree(project.store)).toMatchObject(store);
   });
 
+  it('--path rewinds only the files named (a file, or a glob taken from the directory it runs in); the rest stay', async () => {
+    const { project, sessionId, first, atEnd } = await scriptedSession();
+
+    const one = await runCli(cli, ['rewind', sessionId, first, '--yes', '--json', '--store', project.store, '--path', 'README.md']);
+    const glob = await runCli(cli, ['rewind', sessionId, first, '--yes', '--json', '--store', project.store, '--path', '*.ts'], { cwd: project.file('src') });
+
+    expect([one.code, glob.code]).toEqual([0, 0]);
+    expect(rewindOutputSchema.parse(JSON.parse(one.stdout)).files.map((file) => [file.path, file.action])).toEqual([[project.file('README.md'), 'recreate']]);
+    expect(rewindOutputSchema.parse(JSON.parse(glob.stdout)).files.map((file) => [file.path, file.action])).toEqual([
+      [project.file('src/farewell.ts'), 'delete'],
+      [project.file('src/greet.ts'), 'restore'],
+    ]);
+    const after = project.snapshot();
+    expect(after['run.sh']).toBe(atEnd['run.sh']);
+    expect(project.read('README.md').toString()).toBe('# demo\n\nA project an agent works on.\n');
+    expect(project.exists('src/farewell.ts')).toBe(false);
+  });
+
+  it('--path that names no tracked file fails with 1, naming it, and changes nothing', async () => {
+    const { project, sessionId, first, atEnd } = await scriptedSession();
+
+    const run = await runCli(cli, ['rewind', sessionId, first, '--yes', '--store', project.store, '--path', 'src/typo.ts']);
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`error: "${project.file('src/typo.ts')}" in rewindFiles`);
+    expect(project.snapshot()).toEqual(atEnd);
+  });
+
   it('fails with 1 for an unknown session, an unknown checkpoint and a malformed id', async () => {
     const { project, sessionId } = await scriptedSession();
     const unknownSession = newId();

@@ -176,8 +176,9 @@ function tally(outcomes: string[]): Record<string, number> {
 }
 
 describe('crash consistency (SIGKILL at deterministic kill points)', () => {
-  it('durability full: every call of the first multi-file rewind and every 4th call elsewhere', async () => {
-    const points = killPoints('full', 4, [rewindSteps[0]!]);
+  it('durability full: every call of the first multi-file rewind and of the selective one, every 4th call elsewhere', async () => {
+    const selective = scenarioSteps.findIndex((step) => step.do === 'rewind' && step.paths !== undefined);
+    const points = killPoints('full', 4, [rewindSteps[0]!, selective]);
     expect(points.length).toBeGreaterThanOrEqual(100);
     const outcomes: string[] = [];
     await forEachLimited(points, 2, async (killAt) => {

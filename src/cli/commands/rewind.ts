@@ -1,7 +1,10 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
 import type { CheckpointManager } from '../../checkpoint-manager.js';
 import { RewindableError } from '../../errors.js';
+import { isInside } from '../../paths.js';
 import type { RewindFilesReady, RewindFilesResult } from '../../rewind/result.js';
-import { flagValue, type Command, type Invocation } from '../command.js';
+import { flagValue, stringValues, type Command, type Invocation } from '../command.js';
 import { confirm } from '../confirm.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { displayPath, formatTable, plural } from '../format.js';
@@ -24,10 +27,16 @@ export const rewindCommand: Command = {
   positionals: { optional: ['SESSION'], required: ['CHECKPOINT'] },
   options: {
     'dry-run': { type: 'boolean', short: 'n', description: 'Only show what would change (works while the session is open elsewhere).' },
+    path: {
+      type: 'string',
+      value: 'PATH',
+      multiple: true,
+      description: 'Rewind only this tracked file, the tracked files under this directory, or those matching this glob (quote it); repeat for more. Every other file is left as it is.',
+    },
     yes: { type: 'boolean', short: 'y', description: 'Rewind without asking for confirmation.' },
     cwd: projectOption,
   },
-  examples: ['rewindable rewind SESSION CHECKPOINT', 'rewindable rewind 5d3b 9f1e --dry-run', 'rewindable rewind CHECKPOINT --yes --json'],
+  examples: ['rewindable rewind SESSION CHECKPOINT', 'rewindable rewind 5d3b 9f1e --dry-run', "rewindable rewind 5d3b 9f1e --path src/parser.ts --path 'test/**'", 'rewindable rewind CHECKPOINT --yes --json'],
   async run(invocation) {
     const [first, second] = invocation.positionals as [string, string | undefined];
     const dryRun = flagValue(invocation, 'dry-run');
@@ -37,7 +46,8 @@ export const rewindCommand: Command = {
     return withManager(invocation, target, { readOnly: dryRun, command: 'rewind' }, async (manager) => {
       const checkpointId = await resolveCheckpoint(manager, target.checkpoint, 'rewind');
       const kind = (await manager.listCheckpoints()).find((checkpoint) => checkpoint.id === checkpointId)?.reason === 'pre-rewind' ? 'undo point' : 'message';
-      return rewind(invocation, manager, { sessionId: manager.sessionId, checkpointId, kind, dryRun, yes });
+      const paths = selectedPaths(invocation, manager.root);
+      return rewind(invocation, manager, { sessionId: manager.sessionId, checkpointId, kind, dryRun, yes, ...(paths !== undefined ? { paths } : {}) });
     });
   },
 };
@@ -49,11 +59,14 @@ interface Request {
   kind: 'message' | 'undo point';
   dryRun: boolean;
   yes: boolean;
+  /** `--path`: only these files (absolute, or globs relative to the project). */
+  paths?: string[];
 }
 
 async function rewind(invocation: Invocation, manager: CheckpointManager, request: Request): Promise<ExitCode> {
   const { out } = invocation;
-  const preview = assertCanRewind(await manager.rewindFiles(request.checkpointId, { dryRun: true }));
+  const selection = request.paths !== undefined ? { paths: request.paths } : {};
+  const preview = assertCanRewind(await manager.rewindFiles(request.checkpointId, { dryRun: true, ...selection }));
   const report = (result: RewindFilesReady, extra: Pick<RewindOutput, 'rewound' | 'notRewoundBecause' | 'undoCheckpointId'>) =>
     toOutput(request, manager.root, result, extra);
   const print = (output: RewindOutput, verb: 'would change' | 'changed') => printPlan(invocation, output, verb, request.kind);
@@ -86,7 +99,7 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
     }
   }
 
-  const result = await manager.rewindFiles(request.checkpointId);
+  const result = await manager.rewindFiles(request.checkpointId, selection);
   const output = report(result, { rewound: true, ...(result.undoCheckpointId !== undefined ? { undoCheckpointId: result.undoCheckpointId } : {}) });
   if (invocation.json) {
     out.json(rewindOutputSchema, output);
@@ -100,6 +113,20 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
   out.line();
   print(output, 'changed');
   return ExitCode.success;
+}
+
+/**
+ * The `--path` values, resolved as the shell user means them: relative to the
+ * directory the command runs in when that is inside the project (as `diff`'s
+ * FILE arguments), else to the project root. Globs are matched against the
+ * project's relative paths, so a relative glob is taken from the project root.
+ */
+function selectedPaths(invocation: Invocation, root: string): string[] | undefined {
+  const values = stringValues(invocation, 'path');
+  if (values.length === 0) return undefined;
+  const cwd = invocation.terminal.cwd;
+  const base = cwd === root || isInside(cwd, root) ? cwd : root;
+  return values.map((value) => (picomatch.scan(value).isGlob ? path.join(path.relative(root, base), value) : path.resolve(base, value)));
 }
 
 /** A dry run reports a rewind that cannot happen as `{ canRewind: false }`; the CLI turns it back into the typed error. */

@@ -1,8 +1,8 @@
 /**
  * The session the crash test runs in a child process and kills: three turns of
  * tracked edits over text, binary, large (loose-blob) and nested files, then
- * three multi-file rewinds (to the middle checkpoint, its undo, the first
- * checkpoint). Shared by the worker, which plays it, and the test, which
+ * four multi-file rewinds (to the middle checkpoint, its undo, a selective one
+ * of a file and a directory to the first checkpoint, then all of it). Shared by the worker, which plays it, and the test, which
  * knows from it what the files must be after a kill at any step.
  */
 
@@ -31,8 +31,8 @@ export type ScenarioStep =
   /** trackEdit(path), then the agent's own write (content) or delete (null). */
   | { do: 'track'; path: string; content: string | null }
   | { do: 'record-write'; path: string }
-  /** Rewind to a labelled checkpoint, or to the undo checkpoint of the step at `undoOf`. */
-  | { do: 'rewind'; label: string }
+  /** Rewind to a labelled checkpoint (only `paths`, files or directories, when given), or to the undo checkpoint of the step at `undoOf`. */
+  | { do: 'rewind'; label: string; paths?: string[] }
   | { do: 'rewind-undo'; undoOf: number }
   | { do: 'close' };
 
@@ -55,6 +55,7 @@ export const scenarioSteps: ScenarioStep[] = [
   { do: 'track', path: 'big.dat', content: large(2) },
   { do: 'rewind', label: 'c2' },
   { do: 'rewind-undo', undoOf: 16 },
+  { do: 'rewind', label: 'c1', paths: ['a.txt', 'sub'] },
   { do: 'rewind', label: 'c1' },
   { do: 'close' },
 ];
@@ -73,9 +74,10 @@ export function expectedFilesAfterEachStep(): FileSet[] {
   const trackedAt = new Map<string, number>(); // path -> number of checkpoints taken when first tracked
   let checkpointsTaken = 0;
   const trackedPaths = () => [...firstBackup.keys()];
-  const rewindTo = (snapshot: FileSet, checkpointsBefore: number): FileSet => {
+  const rewindTo = (snapshot: FileSet, checkpointsBefore: number, only?: string[]): FileSet => {
     const next = { ...current };
-    for (const path of trackedPaths()) {
+    const selected = (path: string) => only === undefined || only.some((entry) => path === entry || path.startsWith(`${entry}/`));
+    for (const path of trackedPaths().filter(selected)) {
       const target = trackedAt.get(path)! <= checkpointsBefore ? (snapshot[path] ?? null) : firstBackup.get(path)!;
       if (target === null) delete next[path];
       else next[path] = target;
@@ -100,7 +102,7 @@ export function expectedFilesAfterEachStep(): FileSet[] {
         else current[step.path] = step.content;
         break;
       case 'rewind':
-        current = rewindTo(atCheckpoint.get(step.label)!, checkpointIndex.get(step.label)!);
+        current = rewindTo(atCheckpoint.get(step.label)!, checkpointIndex.get(step.label)!, step.paths);
         break;
       case 'rewind-undo':
         // The undo checkpoint holds every tracked path as it was just before that rewind.

@@ -84,7 +84,7 @@ if (config.mode === 'reopen') {
       case 'rewind':
       case 'rewind-undo': {
         const id = step.do === 'rewind' ? checkpointIds[step.label]! : undoIds.get(step.undoOf)!;
-        const result = await library(() => manager!.rewindFiles(id));
+        const result = await library(() => manager!.rewindFiles(id, step.do === 'rewind' && step.paths !== undefined ? { paths: step.paths } : {}));
         undoIds.set(index, result.undoCheckpointId!);
         done.undoCheckpointId = result.undoCheckpointId!;
         break;

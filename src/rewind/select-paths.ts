@@ -1,0 +1,53 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { canonicalLocation } from '../paths.js';
+import type { SessionState } from '../session/session-state.js';
+
+/**
+ * The stored paths of the tracked files `inputs` select. Each input is a
+ * file, a directory (every tracked file under it) or a glob (`src/**\/*.ts`,
+ * matched against paths relative to the project root with POSIX separators,
+ * dot files included); relative inputs resolve against the project root, as
+ * the tools' paths do. With `eachMustMatch`, an input that selects no tracked
+ * file is an `INVALID_PATH` error naming it: a rewind of a misspelled path
+ * must not quietly do nothing.
+ */
+export function selectTrackedPaths(state: SessionState, root: string, inputs: readonly string[], what: string, eachMustMatch: boolean): Set<string> {
+  if (!Array.isArray(inputs)) {
+    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `${what}: \`paths\` must be an array of file paths, directories or globs.`, { details: { option: 'paths' } });
+  }
+  const tracked = [...state.paths.values()];
+  const storedPaths = new Set<string>();
+  for (const input of inputs) {
+    if (typeof input !== 'string' || input.length === 0 || input.includes('\0')) {
+      throw new RewindableError(RewindableErrorCode.INVALID_PATH, `Invalid file path ${JSON.stringify(input)} in ${what}: expected a non-empty string without NUL bytes.`);
+    }
+    const matches = matcherFor(input, root);
+    let found = false;
+    for (const entry of tracked) {
+      if (!matches(entry.path)) continue;
+      storedPaths.add(entry.storedPath);
+      found = true;
+    }
+    if (!found && eachMustMatch) {
+      throw new RewindableError(
+        RewindableErrorCode.INVALID_PATH,
+        `${JSON.stringify(input)} in ${what} names no file this session tracks. List the tracked files with listCheckpoints() or diffFiles().`,
+      );
+    }
+  }
+  return storedPaths;
+}
+
+/** A test of a tracked file's absolute path against one input. */
+function matcherFor(input: string, root: string): (absolute: string) => boolean {
+  if (picomatch.scan(input).isGlob) {
+    const pattern = path.isAbsolute(input) ? path.relative(root, input) : input;
+    const isMatch = picomatch(pattern.split(path.sep).join('/'), { dot: true });
+    return (absolute) => isMatch(path.relative(root, absolute).split(path.sep).join('/'));
+  }
+  const wanted = canonicalLocation(path.resolve(root, input));
+  const under = wanted.endsWith(path.sep) ? wanted : wanted + path.sep;
+  return (absolute) => absolute === wanted || absolute.startsWith(under);
+}
