@@ -84,7 +84,9 @@ describe('races: a second process swaps files and directories while rewinds run'
       for (let round = 0; round < rounds; round += 1) {
         if (round % 4 === 0) fs.writeFileSync(path.join(root, 'top.txt'), `top round ${round}\n`);
         try {
-          const result = await manager.rewindFiles(first, { dryRun: round % 10 === 9 });
+          // Every fifth round a selective rewind (the directory the swapper moves, and a file beside it), as exposed as a full one.
+          const paths = round % 5 === 2 ? { paths: ['dir', 'top.txt'] } : {};
+          const result = await manager.rewindFiles(first, { dryRun: round % 10 === 9, ...paths });
           count(result.canRewind ? 'rewound' : `refused: ${result.errorCode}`);
           for (const skipped of result.skipped ?? []) count(`skipped ${skipped.reason}`);
         } catch (error) {
