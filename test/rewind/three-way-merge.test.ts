@@ -175,3 +175,42 @@ describe('mergeThreeWay() on hand-written cases', () => {
     });
   });
 });
+
+describe('mergeThreeWay() where git\'s diff heuristics decide the result', () => {
+  const file = (lines: readonly string[]) => text(lines.map((line) => `${line}\n`).join(''));
+  const numbered = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `${prefix}${index}`);
+  const agreesWithGit = (triples: Array<{ base: Buffer; ours: Buffer; theirs: Buffer }>) => {
+    const outcomes = gitMergeFile(triples);
+    triples.forEach((triple, index) => {
+      const result = mergeThreeWay(triple);
+      expect(exitStatusOf(result), `case ${index}`).toBe(outcomes[index]!.status);
+      expect(result.status !== 'binary' && result.merged.equals(outcomes[index]!.merged), `case ${index}: merged bytes differ from git's`).toBe(true);
+    });
+  };
+
+  it('cuts a costly search short where git does (a reversed file; reversed halves around a shared middle)', () => {
+    const lines = numbered('L', 1000);
+    const halves = [...numbered('P', 400), ...numbered('C', 30), ...numbered('Q', 400)];
+    agreesWithGit([
+      { base: file(lines), ours: file([...lines].reverse()), theirs: file(lines.map((line, index) => (index === 500 ? 'X' : line))) },
+      {
+        base: file(halves),
+        ours: file([...numbered('P', 400).reverse(), ...numbered('C', 30), ...numbered('Q', 400).reverse()]),
+        theirs: file(halves.map((line) => (line === 'C15' ? 'X' : line))),
+      },
+    ]);
+  });
+
+  it('weighs a frequent line against the unmatched lines within 100 lines of it, no further', () => {
+    // The probed X has unmatched lines on both sides and X's above; whether the unmatched lines beyond those
+    // X's count depends on exactly where the 100-line window ends, and so does which base X it matches.
+    const triples = [15, 20, 24, 25, 26, 27, 30, 35].flatMap((frequentAbove) =>
+      [60, 120].map((farUnmatched) => ({
+        base: file(['N1', ...Array<string>(40).fill('X'), 'N2']),
+        ours: file(['N1', ...numbered('u', farUnmatched), ...Array<string>(frequentAbove - 1).fill('X'), 'v', 'X', 'w', 'N2']),
+        theirs: file(['N1', ...Array<string>(40).fill('X'), 'T', 'N2']),
+      })),
+    );
+    agreesWithGit(triples);
+  });
+});
