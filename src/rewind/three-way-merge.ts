@@ -1,6 +1,6 @@
 import { isBinary } from './line-stats.js';
 import { diffLines } from './merge/line-diff.js';
-import { toLineFiles } from './merge/line-table.js';
+import { toLineFile } from './merge/line-table.js';
 import { mergeRegions } from './merge/merge-regions.js';
 import { writeMerge } from './merge/write-merge.js';
 
@@ -35,8 +35,9 @@ const largestMergeable = 1023 * 1024 * 1024;
  */
 export function mergeThreeWay(sides: { base: Buffer; ours: Buffer; theirs: Buffer }, options: ThreeWayMergeOptions = {}): ThreeWayMergeResult {
   if ([sides.ours, sides.base, sides.theirs].some((file) => isBinary(file) || file.length > largestMergeable)) return { status: 'binary' };
-  const { files, distinctLines } = toLineFiles([sides.base, sides.ours, sides.theirs]);
-  const [base, ours, theirs] = files as [(typeof files)[0], (typeof files)[0], (typeof files)[0]];
+  const idOf = new Map<string, number>();
+  const [base, ours, theirs] = [toLineFile(sides.base, idOf), toLineFile(sides.ours, idOf), toLineFile(sides.theirs, idOf)];
+  const distinctLines = idOf.size;
   const oursHunks = diffLines(base.ids, ours.ids, distinctLines);
   const theirsHunks = diffLines(base.ids, theirs.ids, distinctLines);
   // A side that changed nothing leaves the other side as it is, byte for byte.

@@ -16,26 +16,25 @@ export interface LineFile {
   ids: Int32Array;
 }
 
-/** The files in the order given, with their line numbers drawn from one shared table. */
-export function toLineFiles(files: readonly Buffer[]): { files: LineFile[]; distinctLines: number } {
-  const idOf = new Map<string, number>();
-  const lineFiles = files.map((bytes) => {
-    // latin1 maps each byte to one character: equal strings are equal bytes, and lengths are byte counts.
-    const lines = splitTextLines(bytes.toString('latin1'));
-    const starts = new Int32Array(lines.length + 1);
-    const ids = new Int32Array(lines.length);
-    lines.forEach((line, index) => {
-      let id = idOf.get(line);
-      if (id === undefined) {
-        id = idOf.size;
-        idOf.set(line, id);
-      }
-      ids[index] = id;
-      starts[index + 1] = starts[index]! + line.length;
-    });
-    return { bytes, starts, ids };
+/**
+ * A file cut into lines, numbered from `idOf`: the table every file of one
+ * merge shares, so that equal lines in different files get equal numbers.
+ */
+export function toLineFile(bytes: Buffer, idOf: Map<string, number>): LineFile {
+  // latin1 maps each byte to one character: equal strings are equal bytes, and lengths are byte counts.
+  const lines = splitTextLines(bytes.toString('latin1'));
+  const starts = new Int32Array(lines.length + 1);
+  const ids = new Int32Array(lines.length);
+  lines.forEach((line, index) => {
+    let id = idOf.get(line);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(line, id);
+    }
+    ids[index] = id;
+    starts[index + 1] = starts[index]! + line.length;
   });
-  return { files: lineFiles, distinctLines: idOf.size };
+  return { bytes, starts, ids };
 }
 
 /** Lines [from, to) of a file, exactly as they are in it. */
