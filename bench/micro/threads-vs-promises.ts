@@ -3,9 +3,8 @@
  * of about 2 KB (check the expected hash, write a temporary file, fchmod,
  * rename) and lstats 20,000 and 100,000 paths, each way in turn, on real
  * directories on this disk: the plain synchronous loop, `ReplaceMany` on its
- * worker threads, `glanceMany` (two worker threads until the figures in
- * docs/benchmarks.md showed them no faster than the loop it now is), and a
- * bounded promise pool over `fs.promises`. Rounds alternate the ways;
+ * worker threads, `glanceMany` (the same loop, on two worker threads from
+ * 8,192 paths), and a bounded promise pool over `fs.promises`. Rounds alternate the ways;
  * medians and ranges are printed.
  *
  *   npx tsx bench/micro/threads-vs-promises.ts [rounds]
@@ -16,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { glanceMany } from '../../src/fs/glance-many.js';
+import { lstatFields } from '../../src/fs/lstat-fields.js';
 import { PinnedDirectory } from '../../src/fs/pinned-directory.js';
 import { ReplaceMany, startWorkers, type ReplaceJob } from '../../src/fs/replace-many.js';
 import { temporaryName } from '../../src/fs/atomic-write.js';
@@ -101,33 +101,14 @@ async function replaceOneAsync(job: ReplaceJob): Promise<void> {
   await fs.promises.lstat(entry, { bigint: true });
 }
 
-const lstatFields = 8;
-
-function lstatSyncLoop(paths: readonly string[]): Float64Array {
-  const fields = new Float64Array(paths.length * lstatFields);
-  for (let index = 0; index < paths.length; index += 1) {
-    const stat = fs.lstatSync(paths[index]!, { throwIfNoEntry: false });
-    if (stat === undefined) continue;
-    const at = index * lstatFields;
-    fields[at] = 1;
-    fields[at + 1] = stat.nlink;
-    fields[at + 2] = stat.dev;
-    fields[at + 3] = stat.ino;
-    fields[at + 4] = stat.size;
-    fields[at + 5] = stat.mode;
-    fields[at + 6] = stat.mtimeMs;
-    fields[at + 7] = stat.ctimeMs;
-  }
-  return fields;
-}
-
 async function lstatPromisePool(paths: readonly string[], limit: number): Promise<void> {
   await mapConcurrently(paths, limit, (file) => fs.promises.lstat(file).catch(() => undefined));
 }
 
-function lstatGlanceMany(paths: readonly string[]): void {
+/** glanceMany: on its two worker threads from `minimumForWorkers` paths on. */
+async function lstatGlanceMany(paths: readonly string[]): Promise<void> {
   let files = 0;
-  glanceMany(paths, (_, kind) => (files += kind === 'file' ? 1 : 0));
+  await glanceMany(paths, (_, kind) => (files += kind === 'file' ? 1 : 0));
   if (files !== paths.length) throw new Error(`lstat found ${files} of ${paths.length}`);
 }
 
@@ -195,9 +176,9 @@ async function main(): Promise<void> {
       await run();
       return performance.now() - started;
     };
-    lstatGlanceMany(paths);
+    await lstatGlanceMany(paths);
     await measureAll(`lstat ${count.toLocaleString('en-US')} paths`, {
-      'sync loop': timed(() => lstatSyncLoop(paths)),
+      'sync loop': timed(() => lstatFields(paths)),
       'glanceMany': timed(() => lstatGlanceMany(paths)),
       'promise pool 4': timed(() => lstatPromisePool(paths, 4)),
       'promise pool 8': timed(() => lstatPromisePool(paths, 8)),
