@@ -20,11 +20,10 @@ import type { LstatReply } from './workers/lstat-worker.js';
 
 /**
  * Below this many paths, the messages to the workers cost more than they
- * save. Measured on a 2-core machine only (docs/benchmarks.md, "Threads or
- * promises"): the incremental capture scan of 20,000 files took 165 ms with
- * the workers and 211 ms without; a rewind plan of 3,538 files was 10-20 ms
- * slower with them. What it buys elsewhere is unmeasured, and it changes
- * only speed: both sides run the same loop.
+ * save: a rewind plan of a few thousand files was slower with them, a
+ * capture scan of 20,000 files faster (docs/benchmarks.md, "Threads or
+ * promises"; measured on a 2-core machine only). It changes only speed:
+ * both sides run the same loop.
  */
 export const minimumForWorkers = 8192;
 

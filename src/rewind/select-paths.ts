@@ -2,11 +2,11 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { canonicalLocation } from '../paths.js';
-import type { SessionState } from '../session/session-state.js';
+import type { SessionState, TrackedPath } from '../session/session-state.js';
 
 /**
  * The stored paths of the tracked files `inputs` select. Each input is a
- * file, a directory (every tracked file under it) or a glob (`src/**\/*.ts`,
+ * file, a directory (every tracked file under it) or, when it names neither, a glob (`src/**\/*.ts`,
  * matched against paths relative to the project root with POSIX separators,
  * dot files included); relative inputs resolve against the project root, as
  * the tools' paths do. With `eachMustMatch`, an input that selects no tracked
@@ -23,13 +23,9 @@ export function selectTrackedPaths(state: SessionState, root: string, inputs: re
     if (typeof input !== 'string' || input.length === 0 || input.includes('\0')) {
       throw new RewindableError(RewindableErrorCode.INVALID_PATH, `Invalid file path ${JSON.stringify(input)} in ${what}: expected a non-empty string without NUL bytes.`);
     }
-    const matches = matcherFor(input, root);
-    let found = false;
-    for (const entry of tracked) {
-      if (!matches(entry.path)) continue;
-      storedPaths.add(entry.storedPath);
-      found = true;
-    }
+    // A name like `app/[id]/page.tsx` is a file before it is a glob: the glob is tried only when the name selects nothing.
+    let found = selectInto(storedPaths, tracked, literalMatcher(input, root));
+    if (!found && picomatch.scan(input).isGlob) found = selectInto(storedPaths, tracked, globMatcher(input, root));
     if (!found && eachMustMatch) {
       throw new RewindableError(
         RewindableErrorCode.INVALID_PATH,
@@ -40,14 +36,26 @@ export function selectTrackedPaths(state: SessionState, root: string, inputs: re
   return storedPaths;
 }
 
-/** A test of a tracked file's absolute path against one input. */
-function matcherFor(input: string, root: string): (absolute: string) => boolean {
-  if (picomatch.scan(input).isGlob) {
-    const pattern = path.isAbsolute(input) ? path.relative(root, input) : input;
-    const isMatch = picomatch(pattern.split(path.sep).join('/'), { dot: true });
-    return (absolute) => isMatch(path.relative(root, absolute).split(path.sep).join('/'));
+function selectInto(selected: Set<string>, tracked: readonly TrackedPath[], matches: (absolute: string) => boolean): boolean {
+  let found = false;
+  for (const entry of tracked) {
+    if (!matches(entry.path)) continue;
+    selected.add(entry.storedPath);
+    found = true;
   }
+  return found;
+}
+
+/** The file the input names, or every file under the directory it names. */
+function literalMatcher(input: string, root: string): (absolute: string) => boolean {
   const wanted = canonicalLocation(path.resolve(root, input));
   const under = wanted.endsWith(path.sep) ? wanted : wanted + path.sep;
   return (absolute) => absolute === wanted || absolute.startsWith(under);
+}
+
+/** The input as a glob over paths relative to the project root (an absolute glob made relative to it first). */
+function globMatcher(input: string, root: string): (absolute: string) => boolean {
+  const pattern = path.isAbsolute(input) ? path.relative(root, input) : input;
+  const isMatch = picomatch(pattern.split(path.sep).join('/'), { dot: true });
+  return (absolute) => isMatch(path.relative(root, absolute).split(path.sep).join('/'));
 }

@@ -28,7 +28,8 @@ export interface ToolManager {
 export interface TrackedWritePort {
   /**
    * A first backup made from `reading` when the path is not tracked yet;
-   * with `intended`, recorded together with the write it is taken for. Resolves to true when the write was recorded with it.
+   * with `intended`, recorded together with the write it is taken for.
+   * Resolves to true when the write was recorded with it.
    */
   trackRead(absolute: string, reading: ObservedPath, intended?: IntendedWrite): Promise<boolean>;
   /** Records what a tool just wrote to a canonical path. */

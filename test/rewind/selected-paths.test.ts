@@ -51,6 +51,24 @@ describe('rewindFiles(id, { paths }) rewinds only the files named', () => {
     expect(byAbsolute.canRewind && [...byAbsolute.filesChanged].sort()).toEqual([project.file('README.md'), project.file('src/a.ts'), project.file('src/created.ts')].sort());
   });
 
+  it('takes a name with glob characters as the file it names (app/[id]/page.tsx) before it takes it as a glob', async () => {
+    const project = tempProject();
+    project.write('app/[id]/page.tsx', 'page 0\n');
+    project.write('app/i/page.tsx', 'i 0\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const file of ['app/[id]/page.tsx', 'app/i/page.tsx']) await manager.trackEdit(file);
+    project.write('app/[id]/page.tsx', 'page 1\n');
+    project.write('app/i/page.tsx', 'i 1\n');
+
+    const literal = await manager.rewindFiles(turn, { dryRun: true, paths: ['app/[id]/page.tsx'] });
+    const glob = await manager.rewindFiles(turn, { dryRun: true, paths: ['app/[id]/*.tsx'] });
+
+    expect(literal.canRewind && literal.filesChanged).toEqual([project.file('app/[id]/page.tsx')]);
+    // picomatch lets a bracket class match its own text as well: the glob takes both.
+    expect(glob.canRewind && [...glob.filesChanged].sort()).toEqual([project.file('app/[id]/page.tsx'), project.file('app/i/page.tsx')].sort());
+  });
+
   it('refuses, with the entry named, a path that selects no tracked file', async () => {
     const project = tempProject();
     const { manager, turn } = await turnOfFourFiles(project);

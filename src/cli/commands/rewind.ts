@@ -1,5 +1,4 @@
 import path from 'node:path';
-import picomatch from 'picomatch';
 import type { CheckpointManager } from '../../checkpoint-manager.js';
 import { RewindableError } from '../../errors.js';
 import { isInside } from '../../paths.js';
@@ -116,17 +115,17 @@ async function rewind(invocation: Invocation, manager: CheckpointManager, reques
 }
 
 /**
- * The `--path` values, resolved as the shell user means them: relative to the
+ * The `--path` values as the shell user means them: a relative one from the
  * directory the command runs in when that is inside the project (as `diff`'s
- * FILE arguments), else to the project root. Globs are matched against the
- * project's relative paths, so a relative glob is taken from the project root.
+ * FILE arguments), else from the project root. They are handed on relative
+ * to the project root, so a glob stays a glob over the project's paths.
  */
 function selectedPaths(invocation: Invocation, root: string): string[] | undefined {
   const values = stringValues(invocation, 'path');
   if (values.length === 0) return undefined;
   const cwd = invocation.terminal.cwd;
-  const base = cwd === root || isInside(cwd, root) ? cwd : root;
-  return values.map((value) => (picomatch.scan(value).isGlob ? path.join(path.relative(root, base), value) : path.resolve(base, value)));
+  const base = cwd === root || isInside(cwd, root) ? path.relative(root, cwd) : '';
+  return values.map((value) => (path.isAbsolute(value) ? value : path.join(base, value)));
 }
 
 /** A dry run reports a rewind that cannot happen as `{ canRewind: false }`; the CLI turns it back into the typed error. */
