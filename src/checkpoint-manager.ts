@@ -24,7 +24,7 @@ import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
 import { withToolCallIds, type RewindFilesReady, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
-import { selectTrackedPaths } from './rewind/select-paths.js';
+import { revertChoice, rewindChoice, type RewindConflictChoice } from './rewind/rewind-choice.js';
 import { dryRunRewind, runRewind } from './rewind/transaction.js';
 import { findCheckpoint } from './session/find-checkpoint.js';
 import { listSessions } from './session/list-sessions.js';
@@ -43,8 +43,20 @@ export type { BranchSummary, ForkOptions, RecordWriteOptions, TranscriptEntry };
 export interface RewindFilesOptions {
   /** Report what the rewind would do without writing anything. @default false */
   dryRun?: boolean;
-  /** Leave files changed by someone other than the tracked tools alone instead of overwriting them. @default false */
+  /** Leave files changed by someone other than the tracked tools alone instead of overwriting them; the same as `onConflict: 'skip'`. @default false */
   skipConflicts?: boolean;
+  /**
+   * Files changed by someone other than the tracked tools since they last
+   * wrote them: `overwrite` them with the checkpoint's version, `skip` them,
+   * `merge` (undo only the tools' changes since the checkpoint, keeping the
+   * other edit, by a three-way merge; a file whose merge conflicts is left
+   * alone and reported as `merge-conflict`), or `markers` (the same, but a
+   * conflicting merge is written with conflict markers).
+   * @default 'overwrite'
+   * @example
+   * const preview = await manager.rewindFiles(userMessageId, { dryRun: true, onConflict: 'merge' });
+   */
+  onConflict?: RewindConflictChoice;
   /**
    * Rewind only these tracked files: paths (relative to the project root, or
    * absolute), directories (every tracked file under them) or globs such as
@@ -55,6 +67,23 @@ export interface RewindFilesOptions {
    * @example
    * await manager.rewindFiles(userMessageId, { paths: ['src/parser.ts', 'test/**'] });
    */
+  paths?: readonly string[];
+}
+
+/** Options of `revertTurn()`. */
+export interface RevertTurnOptions {
+  /** Report what the revert would do without writing anything. @default false */
+  dryRun?: boolean;
+  /**
+   * A file whose merge conflicts (changed since in the same lines, deleted
+   * since, created by the turn and edited since, binary): `skip` leaves it
+   * as it is, `markers` writes the merge with conflict markers (a conflict
+   * without lines is still left alone), `overwrite` puts back its version
+   * from before the turn.
+   * @default 'skip'
+   */
+  onConflict?: 'skip' | 'markers' | 'overwrite';
+  /** Revert only these tracked files (paths, directories or globs), as `rewindFiles(id, { paths })`. @default every file the turn changed */
   paths?: readonly string[];
 }
 
@@ -304,6 +333,37 @@ export class CheckpointManager {
   }
 
   /**
+   * Undoes the file changes of one turn, the one that began with
+   * `userMessageId`, and keeps every change made after it: each file the
+   * turn changed is merged (base: after the turn; ours: now; theirs: before
+   * the turn), as `git revert` does. A file no later change touched simply
+   * goes back. The turn ends at the next checkpoint; for the latest turn,
+   * what the tools last wrote stands for its end. The result has the shape
+   * of `rewindFiles`, with `merge` on each merged file, `merge-conflict` for
+   * files left alone, and an `undoCheckpointId` to undo the revert.
+   * @example
+   * const preview = await manager.revertTurn(userMessageId, { dryRun: true });
+   * if (preview.canRewind && preview.conflicts.length === 0) await manager.revertTurn(userMessageId);
+   */
+  revertTurn(userMessageId: string, options?: RevertTurnOptions & { dryRun?: false }): Promise<RewindFilesReady>;
+  revertTurn(userMessageId: string, options: RevertTurnOptions): Promise<RewindFilesResult>;
+  async revertTurn(userMessageId: string, options: RevertTurnOptions = {}): Promise<RewindFilesResult> {
+    const dryRun = options.dryRun ?? false;
+    try {
+      const session = await this.sessionToRewind(userMessageId, dryRun);
+      return await this.queue.run(async () => {
+        const turn = await findCheckpoint(session, userMessageId);
+        const choice = revertChoice(session, turn, options, dryRun, `revertTurn(${JSON.stringify(userMessageId)})`);
+        const result = await (dryRun ? dryRunRewind(session, turn, choice) : runRewind(session, turn, choice));
+        return withToolCallIds(result, callsByFile(session.state.toolCallsDuring(turn.index)));
+      });
+    } catch (error) {
+      if (!dryRun) throw error;
+      return { canRewind: false, dryRun, ...refusalOf(error) };
+    }
+  }
+
+  /**
    * Appends a conversation message to the session log, durably, linked to its
    * parent (by default the active leaf). Recording the same message twice is
    * a no-op. Returns the stored message.
@@ -477,10 +537,7 @@ export class CheckpointManager {
   /** The file rewind, run inside the queue. */
   private async rewindFilesNow(session: Session, userMessageId: string, dryRun: boolean, options: Omit<RewindFilesOptions, 'dryRun'>): Promise<RewindFilesReady> {
     const target = await findCheckpoint(session, userMessageId);
-    const choice = {
-      skipConflicts: options.skipConflicts ?? false,
-      select: options.paths === undefined ? undefined : selectTrackedPaths(session.state, session.root, options.paths, `rewindFiles(${JSON.stringify(userMessageId)})`, true),
-    };
+    const choice = rewindChoice(session, target, options, dryRun, `rewindFiles(${JSON.stringify(userMessageId)})`);
     const toolCalls = session.state.toolCallsTakenBack(target.index); // before the rewind: its end record changes them
     return withToolCallIds(await (dryRun ? dryRunRewind(session, target, choice) : runRewind(session, target, choice)), toolCalls);
   }
@@ -521,6 +578,13 @@ export class CheckpointManager {
 const rewindScopes: readonly string[] = ['files', 'conversation', 'both'] satisfies RewindScope[];
 
 /** What a dry run answers for a rewind that cannot happen: the typed error's message and code. */
+/** The tool calls of a turn, by the files they wrote. */
+function callsByFile(calls: ReadonlyArray<{ toolCallId: string; files: readonly string[] }>): Map<string, string[]> {
+  const byFile = new Map<string, string[]>();
+  for (const call of calls) for (const file of call.files) byFile.set(file, [...(byFile.get(file) ?? []), call.toolCallId]);
+  return byFile;
+}
+
 function refusalOf(error: unknown): { error: string; errorCode: RewindableErrorCode } {
   if (RewindableError.isInstance(error)) return { error: error.message, errorCode: error.code };
   return { error: String(error), errorCode: RewindableErrorCode.REWIND_FAILED };

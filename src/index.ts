@@ -1,5 +1,5 @@
 export { CheckpointManager } from './checkpoint-manager.js';
-export type { BranchSummary, CheckpointSummary, ForkOptions, RecordWriteOptions, RewindFilesOptions, TranscriptEntry } from './checkpoint-manager.js';
+export type { BranchSummary, CheckpointSummary, ForkOptions, RecordWriteOptions, RevertTurnOptions, RewindFilesOptions, TranscriptEntry } from './checkpoint-manager.js';
 export type { RecordMessageInput } from './conversation/record-message.js';
 export type {
   ConversationRewind,
@@ -20,6 +20,8 @@ export { RewindableError, RewindableErrorCode } from './errors.js';
 export type { RewindableErrorDetails, RewindableErrorDetailsOf, RewindableErrorOptions } from './errors.js';
 export type { RewindFileChange, RewindFilesReady, RewindFilesRefused, RewindFilesResult } from './rewind/result.js';
 export type { SkippedPath, SkipReason } from './rewind/safety.js';
+export type { FileMerge, LineRange, MergeConflict } from './rewind/goal.js';
+export type { RewindConflictChoice } from './rewind/rewind-choice.js';
 export type { InterruptedRewind } from './rewind/recover-rewinds.js';
 export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';
 export type { Durability, FilesystemStorage, FilesystemStorageOptions } from './store/filesystem/filesystem-storage.js';

@@ -15,6 +15,7 @@ export const refusals = [
   'target-not-restorable',
   'too-large',
   'conflict',
+  'merge-conflict',
   'changed-during-rewind',
 ] as const;
 

@@ -112,6 +112,8 @@ export const writeRecordSchema = z.object({
   observed: observationSchema.optional(),
   tool: z.string().optional(),
   toolCallId: z.string().optional(),
+  /** The bytes written were stored with the record: a merge can start from what the tools last wrote. */
+  stored: z.literal(true).optional(),
   at: isoTime,
 });
 
@@ -125,7 +127,8 @@ export const rewindBeginRecordSchema = z.object({
   target: z.string(),
   undoCheckpointId: z.string(),
   at: isoTime,
-  plan: z.array(z.object({ path: storedPath, action: rewindActionSchema })),
+  /** `to`: the state written, when no checkpoint holds it (a merge, chosen hunks); else the target checkpoint's. */
+  plan: z.array(z.object({ path: storedPath, action: rewindActionSchema, to: fileStateSchema.optional() })),
 });
 
 export const rewindEndRecordSchema = z.object({

@@ -1,3 +1,4 @@
+import type { RewindConflictChoice } from '../rewind/rewind-choice.js';
 import type { RewindableErrorCode } from '../errors.js';
 import type { RewindFilesReady } from '../rewind/result.js';
 import type { SkippedPath } from '../rewind/safety.js';
@@ -13,6 +14,8 @@ export interface RewindOptions {
   dryRun?: boolean;
   /** Leave files changed by someone other than the tracked tools alone. @default false */
   skipConflicts?: boolean;
+  /** Files changed by someone other than the tracked tools, as `rewindFiles(id, { onConflict })`. @default 'overwrite' */
+  onConflict?: RewindConflictChoice;
   /** Rewind only these tracked files (paths, directories or globs), as `rewindFiles(id, { paths })`. @default every tracked file */
   paths?: readonly string[];
 }

@@ -2,6 +2,7 @@ import type { RegularFileState } from '../schemas.js';
 import type { Session } from '../session/session.js';
 import type { BlobRead } from '../store/session-log.js';
 import type { PlannedChange } from './change.js';
+import type { Goal } from './goal.js';
 import { lineStats, type LineStats } from './line-stats.js';
 import { unreadableBackup, type SkippedPath } from './safety.js';
 import { LineStatsCache } from './stats-cache.js';
@@ -34,10 +35,11 @@ export interface MeasureOptions {
 const keptCounts = new WeakMap<Session, LineStatsCache>();
 
 /** The measurements of a dry run, of a real rewind, or of anything else (a diff, a rollback), which counts as it plans. */
-export function measurementsFor(session: Session, run: 'dry-run' | 'rewind' | 'other'): Measurements {
+export function measurementsFor(session: Session, run: 'dry-run' | 'rewind' | 'other', goal?: Goal): Measurements {
   let counts = keptCounts.get(session);
   if (counts === undefined) keptCounts.set(session, (counts = new LineStatsCache()));
-  const readBlob = (hash: string) => session.readBlob(hash);
+  const fromStore = (hash: string) => session.readBlob(hash);
+  const readBlob = goal === undefined ? fromStore : goal.computed.readerOver(fromStore);
   if (run === 'dry-run') return new Measurements({ readBlob, keepCountsIn: counts });
   if (run === 'other') return new Measurements({ readBlob });
   return new Measurements({ readBlob, recallCountsFrom: counts, whenApplied: { keepBytes: 16 * 1024 * 1024, stored: (sha256) => session.isStored(sha256) } });

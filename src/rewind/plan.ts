@@ -8,6 +8,7 @@ import { mapConcurrently } from '../util/concurrency.js';
 import type { CurrentState, PlannedChange, RewindPlan, TargetState } from './change.js';
 import { plannedRemovals } from './created-directories.js';
 import type { Measurements } from './measure.js';
+import type { Goal, GoalOutcome } from './goal.js';
 import { refusalOf, storedPathRefusal, unreadableBackup, type SkippedPath } from './safety.js';
 
 /**
@@ -36,6 +37,8 @@ export interface PlanContext {
    * that the undo point records it as it is now.
    */
   select?: ReadonlySet<string>;
+  /** What the selected paths become, when not simply the checkpoint's state (a revert, a merge, some hunks). */
+  goal?: Goal;
   /**
    * Dry runs only: paths (absolute) taken to hold this state instead of what
    * is on disk, as they will when the rewind runs: a rewind a crash
@@ -54,7 +57,7 @@ export async function planRewind(context: PlanContext, targetIndex: number): Pro
   // Most paths of a large scope are unchanged and already at their target: settled here, with nothing to read or write.
   const unsettled: number[] = [];
   tracked.forEach((path, index) => {
-    if (!unchanged[index]! || context.assumed?.has(path.path) === true || (isSelected(context, path) && !isSettled(path, context.state.versionAt(path, targetIndex).state))) unsettled.push(index);
+    if (!unchanged[index]! || context.assumed?.has(path.path) === true || (isSelected(context, path) && (context.goal !== undefined || !isSettled(path, context.state.versionAt(path, targetIndex).state)))) unsettled.push(index);
   });
   // Changes and skips are reported (and applied) in path order; only these need sorting, not the whole scope.
   unsettled.sort((a, b) => (tracked[a]!.path < tracked[b]!.path ? -1 : tracked[a]!.path > tracked[b]!.path ? 1 : 0));
@@ -106,23 +109,32 @@ function isSettled(tracked: TrackedPath, target: FileState): boolean {
 
 async function planPath(context: PlanContext, tracked: TrackedPath, targetIndex: number, knownUnchanged: boolean): Promise<PathOutcome> {
   if (!isSelected(context, tracked)) return observeOnly(context, tracked);
-  const target = context.state.versionAt(tracked, targetIndex).state;
+  const checkpoint = context.state.versionAt(tracked, targetIndex).state;
   const assumed = context.assumed?.get(tracked.path);
-  if (assumed !== undefined) return planFrom(context, tracked, target, assumed);
+  if (assumed !== undefined) return planFrom(context, tracked, checkpoint, assumed);
   let observation: ObservedPath = knownUnchanged
     ? asLastSeen(tracked.lastSeen!)
     : observePath(tracked.path, tracked.lastSeen, { maxBytes: context.maxFileBytes, read: 'if-changed', directories: context.directories, glanced: context.directories !== undefined });
-  let action = actionFor(observation.state, target, tracked);
-  // The statistics and the backup need the current bytes, which a matching stat signature let us skip.
+  // The statistics and the backup need the current bytes, which a matching stat signature let us skip; so may a goal.
   const state = observation.state;
-  if (observation.content === undefined && state.kind === 'file' && action !== undefined && action !== 'chmod' && !context.measurements.readsLater(state)) {
-    observation = observePath(tracked.path, undefined, { maxBytes: context.maxFileBytes, read: 'always', directories: context.directories });
-    action = actionFor(observation.state, target, tracked);
+  if (observation.content === undefined && state.kind === 'file') {
+    const action = actionFor(state, checkpoint, tracked);
+    const forStatistics = action !== undefined && action !== 'chmod' && !context.measurements.readsLater(state);
+    if (forStatistics || context.goal?.needsBytes(tracked, state, checkpoint) === true) {
+      observation = observePath(tracked.path, undefined, { maxBytes: context.maxFileBytes, read: 'always', directories: context.directories });
+    }
   }
   if (context.onContent !== undefined) await context.onContent(tracked, observation);
   const content = observation.content;
+  const goal = await goalOf(context, tracked, observation, checkpoint);
   delete observation.content; // the plan outlives this step; keep memory flat on large rewinds
-  return decide(context, tracked, observation, target, action, content);
+  if (goal.kind === 'left-alone') return { observation, skipped: goal.skipped };
+  return decide(context, tracked, observation, goal.state, actionFor(observation.state, goal.state, tracked), content);
+}
+
+/** The state the path should become: the checkpoint's, unless a goal says otherwise. */
+function goalOf(context: PlanContext, tracked: TrackedPath, observation: ObservedPath, checkpoint: FileState): GoalOutcome | Promise<GoalOutcome> {
+  return context.goal === undefined ? { kind: 'target', state: checkpoint } : context.goal.resolve(tracked, observation, checkpoint);
 }
 
 function isSelected(context: PlanContext, tracked: TrackedPath): boolean {
@@ -140,22 +152,26 @@ async function observeOnly(context: PlanContext, tracked: TrackedPath): Promise<
 }
 
 /** A dry run's plan for a path taken to hold `assumed` (see `PlanContext.assumed`): its bytes come from the store. */
-async function planFrom(context: PlanContext, tracked: TrackedPath, target: FileState, assumed: FileState): Promise<PathOutcome> {
+async function planFrom(context: PlanContext, tracked: TrackedPath, checkpoint: FileState, assumed: FileState): Promise<PathOutcome> {
   const observation: ObservedPath = { state: assumed };
-  const action = actionFor(assumed, target, tracked);
   let content: Buffer | undefined;
-  if (action !== undefined && assumed.kind === 'file') {
+  if (assumed.kind === 'file' && (actionFor(assumed, checkpoint, tracked) !== undefined || context.goal !== undefined)) {
     const read = await context.readBlob(assumed.sha256);
     if (!read.ok) return { observation, skipped: unreadableBackup(tracked.path, read.reason) };
     content = read.bytes;
   }
+  const goal = await goalOf(context, tracked, { state: assumed, content }, checkpoint);
+  if (goal.kind === 'left-alone') return { observation, skipped: goal.skipped };
+  const action = actionFor(assumed, goal.state, tracked);
   if (action !== undefined && context.onContent !== undefined) await context.onContent(tracked, { state: assumed, content });
-  return decide(context, tracked, observation, target, action, content);
+  return decide(context, tracked, observation, goal.state, action, content);
 }
 
 /** The change (measured, or kept to be measured when applied) or the refusal for a path found as `observation`. */
 function decide(context: PlanContext, tracked: TrackedPath, observation: ObservedPath, target: FileState, action: RewindAction | undefined, content: Buffer | undefined): PathOutcome | Promise<PathOutcome> {
-  const conflict = tracked.lastWrite !== undefined && !sameState(observation.state, tracked.lastWrite.state);
+  // A merge keeps the other writer's edit, so its change discards nothing.
+  const merged = context.goal?.merges.has(tracked.path) === true && context.goal.computed.has(target.kind === 'file' ? target.sha256 : '');
+  const conflict = !merged && tracked.lastWrite !== undefined && !sameState(observation.state, tracked.lastWrite.state);
   const skipped = refusalOf({ path: tracked.path, found: observation, captured: tracked.captured === true, target, action, conflict, skipConflicts: context.skipConflicts });
   if (skipped !== undefined) return { observation, skipped };
   if (action === undefined) return { observation };

@@ -4,6 +4,7 @@ import { safetyRefusals, type Refusal } from '../refusal.js';
 import type { PlannedChange } from './change.js';
 import type { Measurements } from './measure.js';
 import type { SkippedPath } from './safety.js';
+import type { FileMerge, Goal } from './goal.js';
 
 /** One file a rewind changes (or would change). */
 export interface RewindFileChange {
@@ -25,6 +26,8 @@ export interface RewindFileChange {
    * recorded without a call id are not listed.
    */
   toolCallIds: string[];
+  /** The file's new content is a merge (`revertTurn`, `onConflict: 'merge' | 'markers'`): how it went. */
+  merge?: FileMerge;
 }
 
 /**
@@ -132,4 +135,21 @@ export function summarize(changes: readonly PlannedChange[], measurements: Measu
 /** The result with each file's `toolCallIds`, from `SessionState.toolCallsTakenBack` as it was before the rewind ran. */
 export function withToolCallIds(result: RewindFilesReady, toolCallIds: ReadonlyMap<string, string[]>): RewindFilesReady {
   return { ...result, files: result.files.map((file) => ({ ...file, toolCallIds: [...(toolCallIds.get(file.path) ?? [])] })) };
+}
+
+/** The result with the merge behind each merged file, changed or left alone (previews in dry runs only). */
+export function withMerges(result: RewindFilesReady, goal: Goal | undefined, dryRun: boolean): RewindFilesReady {
+  if (goal === undefined || goal.merges.size === 0) return result;
+  const mergeOf = (path: string) => {
+    const merge = goal.merges.get(path);
+    if (merge === undefined) return {};
+    const { preview, ...rest } = merge;
+    return { merge: dryRun && preview !== undefined ? { ...rest, preview } : rest };
+  };
+  return {
+    ...result,
+    files: result.files.map((file) => ({ ...file, ...mergeOf(file.path) })),
+    skipped: result.skipped.map((entry) => ({ ...entry, ...mergeOf(entry.path) })),
+    conflicts: [...result.conflicts, ...result.skipped.filter((entry) => entry.reason === 'merge-conflict').map((entry) => entry.path)],
+  };
 }

@@ -3,6 +3,7 @@ import { isConfined, type PathScope } from '../paths.js';
 import type { Refusal } from '../refusal.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../fs/inspect-path.js';
+import type { FileMerge } from './goal.js';
 
 /**
  * Every rule that makes a rewind leave a path alone, as functions of the
@@ -19,6 +20,8 @@ export interface SkippedPath {
   reason: SkipReason;
   /** A sentence for people: what was found and why nothing was written. */
   message: string;
+  /** `merge-conflict`: the merge that conflicted. */
+  merge?: FileMerge;
 }
 
 /** What the plan knows of a path when it decides whether a rewind may change it. */
@@ -112,6 +115,6 @@ export function changedAfterInterruptedRewind(path: string): SkippedPath {
 }
 
 /** `detail` completes "<path> was left alone: ...". */
-function leftAlone(path: string, reason: SkipReason, detail: string): SkippedPath {
+export function leftAlone(path: string, reason: SkipReason, detail: string): SkippedPath {
   return { path, reason, message: `${path} was left alone: ${detail}.` };
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import type { CheckpointRecord, FileState, RewindBeginRecord, RewindEndRecord } from '../schemas.js';
-import { sameState, type CheckpointInfo } from '../session/session-state.js';
+import type { BlobRead } from '../store/session-log.js';
+import { sameState, writtenStates, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
@@ -10,7 +11,8 @@ import { inverseOf, type PlannedChange, type RewindPlan } from './change.js';
 import { measurementsFor, type Measurements } from './measure.js';
 import { planRewind, type PlanContext } from './plan.js';
 import { changedAfterInterruptedRewind } from './safety.js';
-import { summarize, type RewindFilesReady } from './result.js';
+import { summarize, withMerges, type RewindFilesReady } from './result.js';
+import type { Goal } from './goal.js';
 import { clearOwnPendingRewind, notePendingRewind } from './pending-rewind-note.js';
 
 /** Backups a rewind stores before its records, per early batch: small, so a large rewind stays flat in memory. */
@@ -38,6 +40,8 @@ const rewindBatchBytes = 4 * 1024 * 1024;
 export interface RewindChoice {
   skipConflicts: boolean;
   select?: ReadonlySet<string> | undefined;
+  /** What the selected paths become, when not the checkpoint's state (goal.ts). */
+  goal?: Goal | undefined;
 }
 
 export async function runRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
@@ -54,7 +58,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, choice: Rew
   const batch = session.newBlobBatch(rewindBatchBytes);
   const undoCheckpointId = randomUUID();
   const undoFiles: CheckpointRecord['files'] = [];
-  const measurements = measurementsFor(session, 'rewind');
+  const measurements = measurementsFor(session, 'rewind', choice.goal);
   const plan = await beforeAnyChange(`The rewind to message ${target.id}`, async () => {
     const planned = await planRewind(
       {
@@ -67,6 +71,11 @@ async function runRewindIn(session: Session, target: CheckpointInfo, choice: Rew
       if (session.holdsNothingNew(tracked, observation)) continue;
       const entry = await session.noteObservation(tracked, observation, batch);
       if (entry !== undefined) undoFiles.push(entry);
+    }
+    // What a goal computed is stored with the backups: the session then holds every state it records as written.
+    for (const change of planned.changes) {
+      const computed = computedBytes(choice.goal, change);
+      if (computed !== undefined && !session.isStored(computed.hash) && !batch.has(computed.hash)) await batch.add(computed);
     }
     return planned;
   });
@@ -83,12 +92,17 @@ async function runRewindIn(session: Session, target: CheckpointInfo, choice: Rew
           target: target.id,
           undoCheckpointId,
           at: now(),
-          plan: plan.changes.map((change) => ({ path: change.tracked.storedPath, action: change.action })),
+          plan: plan.changes.map((change) => ({
+            path: change.tracked.storedPath,
+            action: change.action,
+            // A state no checkpoint holds is named, for the end record and for a rollback after a crash.
+            ...(computedBytes(choice.goal, change) !== undefined ? { to: change.to } : {}),
+          })),
         },
       ],
       batch.take(),
     );
-    return await applyAndEnd(session, target, plan, measurements, { rewindId, undoCheckpointId }, directories);
+    return withMerges(await applyAndEnd(session, target, plan, measurements, { rewindId, undoCheckpointId }, directories, choice.goal), choice.goal, false);
   } finally {
     // A rewind the log still has open (its rollback failed) keeps its note, for the next open to finish it.
     if (session.state.interruptedRewind === undefined) await clearOwnPendingRewind(session);
@@ -96,9 +110,9 @@ async function runRewindIn(session: Session, target: CheckpointInfo, choice: Rew
 }
 
 /** Steps 3 and 4 of `runRewind`: the changes, then the end record, or the rollback. */
-async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, measurements: Measurements, ids: { rewindId: string; undoCheckpointId: string }, directories: DirectoryCache): Promise<RewindFilesReady> {
+async function applyAndEnd(session: Session, target: CheckpointInfo, plan: RewindPlan, measurements: Measurements, ids: { rewindId: string; undoCheckpointId: string }, directories: DirectoryCache, goal: Goal | undefined): Promise<RewindFilesReady> {
   const { rewindId, undoCheckpointId } = ids;
-  const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes, plan.directoriesRemoved);
+  const outcome = await applyChanges(applyContext(session, directories, measurements, goal), plan.changes, plan.directoriesRemoved);
   noteWritten(outcome);
   if (outcome.failure !== undefined) {
     await rollBack(session, rewindId, outcome, measurements, describeFailure(outcome.failure), directories);
@@ -130,11 +144,11 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
 export async function dryRunRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
   const directories = new DirectoryCache();
   try {
-    const measurements = measurementsFor(session, 'dry-run');
+    const measurements = measurementsFor(session, 'dry-run', choice.goal);
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
       planRewind({ ...planContext(session, choice, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
     );
-    return summarize(plan.changes, measurements, plan.skipped, true, plan.directoriesRemoved);
+    return withMerges(summarize(plan.changes, measurements, plan.skipped, true, plan.directoriesRemoved), choice.goal, true);
   } finally {
     directories.close();
   }
@@ -180,7 +194,12 @@ async function planRollBack(session: Session, begin: RewindBeginRecord, undo: Ch
   const only = new Set(begin.plan.map((entry) => entry.path));
   const plan = await planRewind({ ...planContext(session, { skipConflicts: false }, directories, measurements), only }, undo.index);
   const rewoundTo = session.state.checkpointsById.get(begin.target);
-  const changedSince = (change: PlannedChange) => rewoundTo === undefined || !sameState(change.from, session.state.versionAt(change.tracked, rewoundTo.index).state);
+  const written = writtenStates(begin);
+  const wrote = (change: PlannedChange) => written?.get(change.tracked.storedPath) ?? (rewoundTo === undefined ? undefined : session.state.versionAt(change.tracked, rewoundTo.index).state);
+  const changedSince = (change: PlannedChange) => {
+    const state = wrote(change);
+    return state === undefined || !sameState(change.from, state);
+  };
   return {
     ...plan,
     changes: plan.changes.filter((change) => !changedSince(change)),
@@ -263,13 +282,35 @@ function restoresLikely(session: Session, target: CheckpointInfo, select: Readon
   return count;
 }
 
-function planContext(session: Session, { skipConflicts, select }: RewindChoice, directories: DirectoryCache, measurements: Measurements): PlanContext {
-  return { state: session.state, readBlob: (hash) => session.readBlob(hash), maxFileBytes: session.maxFileBytes, skipConflicts, directories, measurements, ...(select !== undefined ? { select } : {}) };
+function planContext(session: Session, { skipConflicts, select, goal }: RewindChoice, directories: DirectoryCache, measurements: Measurements): PlanContext {
+  return {
+    state: session.state,
+    readBlob: readerOf(session, goal),
+    maxFileBytes: session.maxFileBytes,
+    skipConflicts,
+    directories,
+    measurements,
+    ...(select !== undefined ? { select } : {}),
+    ...(goal !== undefined ? { goal } : {}),
+  };
 }
 
-function applyContext(session: Session, directories: DirectoryCache, measurements: Measurements): ApplyContext {
+/** The store's backups, and the contents a goal computed. */
+function readerOf(session: Session, goal: Goal | undefined): (hash: string) => Promise<BlobRead> {
+  const fromStore = (hash: string) => session.readBlob(hash);
+  return goal === undefined ? fromStore : goal.computed.readerOver(fromStore);
+}
+
+/** The bytes of a change's target when a goal computed them (no checkpoint holds them). */
+function computedBytes(goal: Goal | undefined, change: PlannedChange): { hash: string; bytes: Buffer } | undefined {
+  if (goal === undefined || change.to.kind !== 'file') return undefined;
+  const bytes = goal.computed.get(change.to.sha256);
+  return bytes === undefined ? undefined : { hash: change.to.sha256, bytes };
+}
+
+function applyContext(session: Session, directories: DirectoryCache, measurements: Measurements, goal?: Goal): ApplyContext {
   return {
-    readBlob: (hash: string) => session.readBlob(hash),
+    readBlob: readerOf(session, goal),
     measurements,
     durable: session.durable,
     maxFileBytes: session.maxFileBytes,

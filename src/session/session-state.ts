@@ -210,11 +210,14 @@ export class SessionState {
         // What the rewind wrote becomes the known content of each changed file.
         const target = this.checkpointsById.get(record.status === 'complete' ? begin.target : begin.undoCheckpointId);
         if (target === undefined) return;
+        const written = record.status === 'complete' ? writtenStates(begin) : undefined;
         for (const stored of record.filesChanged) {
           const tracked = this.paths.get(fromStoredPath(stored, this.root));
           if (tracked === undefined) continue;
-          tracked.lastWrite = { state: this.versionAt(tracked, target.index).state };
-          if (tracked.writeLine !== undefined || tracked.writeLineChanges !== undefined) this.changeWriteLine(tracked, this.writeLineAt(tracked, target.index));
+          const state = written?.get(stored);
+          tracked.lastWrite = { state: state ?? this.versionAt(tracked, target.index).state };
+          // A merged file's content comes from the tool calls of both sides: its calls stay as they were.
+          if (state === undefined && (tracked.writeLine !== undefined || tracked.writeLineChanges !== undefined)) this.changeWriteLine(tracked, this.writeLineAt(tracked, target.index));
         }
         return;
       }
@@ -353,6 +356,12 @@ export function noteSeen(tracked: TrackedPath, state: FileState, observed: Obser
 }
 
 /** True when two states describe the same content and mode. */
+/** The states a rewind wrote that no checkpoint holds, by stored path (see `RewindBeginRecord.plan`); undefined when none. */
+export function writtenStates(begin: RewindBeginRecord): Map<string, FileState> | undefined {
+  if (!begin.plan.some((entry) => entry.to !== undefined)) return undefined;
+  return new Map(begin.plan.flatMap((entry) => (entry.to !== undefined ? [[entry.path, entry.to] as const] : [])));
+}
+
 export function sameState(a: FileState, b: FileState): boolean {
   if (a.kind !== b.kind) return false;
   if (a.kind === 'file' && b.kind === 'file') return a.sha256 === b.sha256 && a.mode === b.mode;

@@ -59,11 +59,14 @@ export async function trackFirstBackup(session: Session, absolute: string, asGiv
     at: now(),
   };
   const records: LogRecord[] = [record];
+  const blobs = backup === undefined ? [] : [backup];
   if (intended !== undefined) {
     const written: FileState = { kind: 'file', sha256: sha256(intended.content), size: intended.content.length, mode: intended.mode };
-    records.push(writeRecord(record.path, written, intended));
+    records.push(writeRecord(record.path, written, intended, undefined, true));
+    // What the tool is about to write is kept too, as every recorded write's bytes are (record-write.ts).
+    if (!session.isStored(written.sha256) && written.sha256 !== backup?.hash) blobs.push({ hash: written.sha256, bytes: Buffer.from(intended.content.buffer, intended.content.byteOffset, intended.content.byteLength) });
   }
-  await session.append(records, backup === undefined ? [] : [backup]);
+  await session.append(records, blobs);
   return intended !== undefined;
 }
 

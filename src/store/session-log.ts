@@ -114,6 +114,10 @@ export function blobsNamedBy(record: LogRecord): string[] {
       return record.state.kind === 'file' ? [record.state.sha256] : [];
     case 'checkpoint':
       return record.files.flatMap((file) => (file.state.kind === 'file' ? [file.state.sha256] : []));
+    case 'write':
+      return record.stored === true && record.state.kind === 'file' ? [record.state.sha256] : [];
+    case 'rewind-begin':
+      return record.plan.flatMap((entry) => (entry.to?.kind === 'file' ? [entry.to.sha256] : []));
     default:
       return [];
   }
