@@ -3,7 +3,8 @@
  * temporary store ($REWINDABLE_HOME if set). User messages are recorded (each takes a checkpoint),
  * the agent edits files through the built-in tools, a shell command's changes
  * are captured, then a dry run previews a rewind, the rewind restores the
- * files and the conversation, and the rewind itself is undone. Everything is
+ * files and the conversation, the rewind itself is undone, and one turn is
+ * reverted alone while a later turn's changes stay. Everything is
  * removed at the end; `npm run demo -- --keep` keeps the project and its
  * session, and prints the `rewindable` commands that show them.
  */
@@ -117,6 +118,21 @@ printRewind(await resumed.rewindFiles(both.files!.undoCheckpointId!));
 say(tree());
 const [oldBranch] = await resumed.listBranches();
 say(`    the conversation's old branch is still readable: ${oldBranch!.length} messages, ending with ${JSON.stringify((await resumed.getTranscript({ leafUuid: oldBranch!.leafUuid })).at(-1)!.message)}`);
+
+// Turn 3 builds on turn 1's files; then turn 1 alone is reverted, and turn 3's changes stay.
+const third = await resumed.recordUserMessage('Document the module.');
+say();
+say(bold(`Turn 3, user message ${third.uuid}: "Document the module."`));
+result = await resumed.tools.edit({ file_path: 'src/greet.ts', old_string: 'export function greet', new_string: '// Greetings for the demo.\n\nexport function greet' });
+say(`  Edit   ${result.message}`);
+result = await resumed.tools.edit({ file_path: 'README.md', old_string: '# demo\n', new_string: '# demo\n\nSays hello.\n' });
+say(`  Edit   ${result.message}`);
+say();
+say(bold('Revert turn 1 only: its changes go, turn 3\'s stay (a three-way merge per file)'));
+const revert = await resumed.revertTurn(first.uuid);
+for (const file of revert.files) say(`    ${file.action.padEnd(8)} ${show(file.path).padEnd(20)} +${file.insertions} -${file.deletions}${file.merge ? `  (merged: ${file.merge.status})` : ''}`);
+say(`    ${revert.filesChanged.length} files, +${revert.insertions} -${revert.deletions}, ${revert.conflicts.length} conflicts; undo with checkpoint ${revert.undoCheckpointId}`);
+say(tree());
 await resumed.close();
 
 if (keep) {
