@@ -1,0 +1,109 @@
+import { diffArrays } from 'diff';
+import { splitTextLines } from './line-stats.js';
+
+/**
+ * The line diff behind a file's patch, cut into change blocks: the runs of
+ * removed and added lines between two kept lines. A patch's hunk is one
+ * block or several blocks merged because their context lines touch.
+ * No I/O: bytes in, bytes out.
+ *
+ * Lines are latin1 strings that keep their line ending: latin1 maps each byte
+ * to one character, so equal strings are equal bytes, CRLF and a missing
+ * final newline are part of a line, and bytes that are not UTF-8 survive.
+ */
+
+/** Bounds of one line diff; past either, there is no diff (`undefined`). */
+export interface LineDiffBounds {
+  /** Milliseconds the diff may take. @default 1000 */
+  timeoutMs?: number;
+  /** Largest edit, in lines added plus removed, among the lines both sides share. @default 5000 */
+  maxEditLength?: number;
+}
+
+export const defaultLineDiffBounds: Required<LineDiffBounds> = { timeoutMs: 1000, maxEditLength: 5000 };
+
+/** A maximal run of removed and added lines between two kept lines (removals come first, as git orders them). */
+export interface ChangeBlock {
+  /** 0-based index in the current lines of the first line removed, or of the line the added lines go before. */
+  currentStart: number;
+  /** 0-based index in the target lines of the first line added, or of the line after which lines were removed. */
+  targetStart: number;
+  /** The current lines it removes, latin1, with their line endings. */
+  removed: string[];
+  /** The target lines it adds, latin1, with their line endings. */
+  added: string[];
+}
+
+export interface LineDiff {
+  currentLines: string[];
+  targetLines: string[];
+  blocks: ChangeBlock[];
+}
+
+/**
+ * The minimal line diff from `current` to `target`, or undefined past the bounds.
+ *
+ * Common leading and trailing lines are cut, and lines found on one side
+ * only are set aside before the diff runs: they can never be common, and
+ * most edited lines are of that kind. jsdiff then aligns what is left,
+ * which is usually far shorter.
+ */
+export function lineDiff(current: Buffer, target: Buffer, bounds: LineDiffBounds = {}): LineDiff | undefined {
+  const currentLines = splitTextLines(current.toString('latin1'));
+  const targetLines = splitTextLines(target.toString('latin1'));
+  const pairs = commonLines(currentLines, targetLines, { ...defaultLineDiffBounds, ...bounds });
+  if (pairs === undefined) return undefined;
+  const blocks: ChangeBlock[] = [];
+  let inA = 0;
+  let inB = 0;
+  for (let index = 0; index <= pairs.length; index += 1) {
+    const [keptA, keptB] = pairs[index] ?? [currentLines.length, targetLines.length];
+    if (keptA > inA || keptB > inB) {
+      blocks.push({ currentStart: inA, targetStart: inB, removed: currentLines.slice(inA, keptA), added: targetLines.slice(inB, keptB) });
+    }
+    inA = keptA + 1;
+    inB = keptB + 1;
+  }
+  return { currentLines, targetLines, blocks };
+}
+
+/**
+ * The context-free edit script from `current` to `target`, block by block,
+ * or undefined when the line diff exceeds the bounds.
+ */
+export function changeBlocks(current: Buffer, target: Buffer, bounds?: LineDiffBounds): ChangeBlock[] | undefined {
+  return lineDiff(current, target, bounds)?.blocks;
+}
+
+/** Pairs `[indexInA, indexInB]` of the lines a minimal diff keeps, in order. */
+function commonLines(a: string[], b: string[], bounds: Required<LineDiffBounds>): Array<[number, number]> | undefined {
+  let prefix = 0;
+  while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix += 1;
+  let suffix = 0;
+  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix += 1;
+
+  const onSideB = new Set(b.slice(prefix, b.length - suffix));
+  const onSideA = new Set(a.slice(prefix, a.length - suffix));
+  const sharedA: number[] = [];
+  const sharedB: number[] = [];
+  for (let index = prefix; index < a.length - suffix; index += 1) if (onSideB.has(a[index]!)) sharedA.push(index);
+  for (let index = prefix; index < b.length - suffix; index += 1) if (onSideA.has(b[index]!)) sharedB.push(index);
+  const changes = diffArrays(
+    sharedA.map((index) => a[index]!),
+    sharedB.map((index) => b[index]!),
+    { timeout: bounds.timeoutMs, maxEditLength: bounds.maxEditLength },
+  );
+  if (changes === undefined) return undefined;
+
+  const pairs: Array<[number, number]> = [];
+  for (let index = 0; index < prefix; index += 1) pairs.push([index, index]);
+  let inA = 0;
+  let inB = 0;
+  for (const change of changes) {
+    if (change.removed) inA += change.count;
+    else if (change.added) inB += change.count;
+    else for (let step = 0; step < change.count; step += 1) pairs.push([sharedA[inA++]!, sharedB[inB++]!]);
+  }
+  for (let index = suffix; index > 0; index -= 1) pairs.push([a.length - index, b.length - index]);
+  return pairs;
+}
