@@ -4,8 +4,8 @@ import { splitTextLines } from './line-stats.js';
 /**
  * The line diff behind a file's patch, cut into change blocks: the runs of
  * removed and added lines between two kept lines. A patch's hunk is one
- * block or several blocks merged because their context lines touch.
- * No I/O: bytes in, bytes out.
+ * block or several blocks merged because their context lines touch, so
+ * applying chosen hunks is applying their blocks. No I/O: bytes in, bytes out.
  *
  * Lines are latin1 strings that keep their line ending: latin1 maps each byte
  * to one character, so equal strings are equal bytes, CRLF and a missing
@@ -69,10 +69,38 @@ export function lineDiff(current: Buffer, target: Buffer, bounds: LineDiffBounds
 
 /**
  * The context-free edit script from `current` to `target`, block by block,
- * or undefined when the line diff exceeds the bounds.
+ * or undefined when the line diff exceeds the bounds; `changeBlocks(...).length`
+ * is how many blocks there are.
  */
 export function changeBlocks(current: Buffer, target: Buffer, bounds?: LineDiffBounds): ChangeBlock[] | undefined {
   return lineDiff(current, target, bounds)?.blocks;
+}
+
+/**
+ * `current` with only the chosen blocks of `changeBlocks(current, target)`
+ * applied, byte for byte: every block gives `target`, none gives `current`.
+ * Undefined when the line diff exceeds the bounds. Callers check the indexes
+ * first: one out of range is a bug, and throws.
+ */
+export function applyBlocks(current: Buffer, target: Buffer, chosen: ReadonlySet<number>, bounds?: LineDiffBounds): Buffer | undefined {
+  const diff = lineDiff(current, target, bounds);
+  if (diff === undefined) return undefined;
+  for (const index of chosen) {
+    if (!Number.isInteger(index) || index < 0 || index >= diff.blocks.length) {
+      throw new Error(`internal: change block ${index} chosen, but the diff has ${diff.blocks.length}`);
+    }
+  }
+  // Only the last line of either file can lack a newline, and the block that touches it is the last block
+  // (nothing can follow it on that side): each line keeps its own ending, and concatenation is exact.
+  const pieces: string[] = [];
+  let at = 0;
+  diff.blocks.forEach((block, index) => {
+    pieces.push(diff.currentLines.slice(at, block.currentStart).join(''));
+    pieces.push((chosen.has(index) ? block.added : block.removed).join(''));
+    at = block.currentStart + block.removed.length;
+  });
+  pieces.push(diff.currentLines.slice(at).join(''));
+  return Buffer.from(pieces.join(''), 'latin1');
 }
 
 /** Pairs `[indexInA, indexInB]` of the lines a minimal diff keeps, in order. */
