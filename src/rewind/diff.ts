@@ -9,7 +9,7 @@ import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from '
 import { isBinary } from './line-stats.js';
 import type { PlannedChange } from './change.js';
 import { measurementsFor, type Measurements } from './measure.js';
-import { defaultLineDiffBounds, lineDiff, type ChangeBlock, type LineDiff } from './patch-hunks.js';
+import { defaultLineDiffBounds, hunkDigest, hunkId, lineDiff, type ChangeBlock, type LineDiff } from './patch-hunks.js';
 import { planRewind } from './plan.js';
 import type { SkippedPath, SkipReason } from './safety.js';
 import { afterRollBack } from './transaction.js';
@@ -57,6 +57,24 @@ export interface DiffOptions {
   onProgress?: (progress: { done: number; total: number; path: string }) => void;
 }
 
+/**
+ * One `@@` hunk of a text patch. Its numbers are those of its `@@` line: 1-based, and a side with no lines
+ * starts at the line before it, as git writes them.
+ */
+export interface PatchHunk {
+  /**
+   * `<digest>-<block>` or `<digest>-<first>-<last>`: the digest names the file and both sides' contents, the
+   * numbers the change blocks (runs of changed lines between unchanged ones, counted from 0 in the file) the
+   * hunk covers. Context only decides which blocks a hunk merges: `d-2-4` with `context: 3` is `d-2`, `d-3`
+   * and `d-4` with `context: 0`.
+   */
+  id: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
 /** Size and permission bits of one side of a diff. */
 export interface FileSide {
   size: number;
@@ -76,6 +94,12 @@ export interface FileChangeDiff {
    * git does not record differ.
    */
   patch?: string;
+  /**
+   * The `@@` hunks of a text `patch`, in its order, each with an id that stays the same as long as the file now
+   * and the file at the checkpoint do. Absent, never empty, when the patch has no `@@` hunk: no patch, a
+   * binary patch, only a mode change, or an empty file created or deleted.
+   */
+  hunks?: PatchHunk[];
   /** Lines the rewind adds back: the rewind's own exact statistic. */
   insertions: number;
   /** Lines the rewind removes: the rewind's own exact statistic. */
@@ -111,6 +135,7 @@ export type FileDiff = FileChangeDiff | FileSkipDiff;
 
 interface PatchOutcome {
   patch?: string;
+  hunks?: PatchHunk[];
   binary: boolean;
   tooLarge: boolean;
   tooComplex: boolean;
@@ -165,6 +190,7 @@ function changeDiff(change: PlannedChange, measurements: Measurements, outcome: 
     path: change.path,
     action: change.action,
     ...(outcome?.patch !== undefined ? { patch: outcome.patch } : {}),
+    ...(outcome?.hunks !== undefined ? { hunks: outcome.hunks } : {}),
     insertions: stats.insertions,
     deletions: stats.deletions,
     binary: stats.binary || (outcome?.binary ?? false),
@@ -218,10 +244,15 @@ async function patchFor(
   if (!contentChanged && current.kind === 'file' && goal.kind === 'file' && gitMode(current.mode) === gitMode(goal.mode)) return none;
   const diff = lineDiff(before, after, settings);
   if (diff === undefined) return { ...none, tooComplex: true };
-  const hunks = hunksOf(diff, settings.context);
+  const digest = hunkDigest(tracked.storedPath, current.kind === 'file' ? current.sha256 : 'absent', goal.kind === 'file' ? goal.sha256 : 'absent');
+  const hunks = hunksOf(diff, settings.context, digest);
   if (hunks.length === 0) return { ...none, patch: gitHeader(sides, false) };
   const names = gitSideLine('---', current.kind === 'file' ? 'a' : undefined, name) + gitSideLine('+++', goal.kind === 'file' ? 'b' : undefined, name);
-  return { ...none, patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join('') };
+  return {
+    ...none,
+    patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join(''),
+    hunks: hunks.map(({ id, oldStart, oldLines, newStart, newLines }) => ({ id, oldStart, oldLines, newStart, newLines })),
+  };
 }
 
 interface PatchSides {
@@ -265,12 +296,7 @@ function formatHunk(hunk: Hunk): string {
   return [header, ...hunk.lines].map((line) => `${line}\n`).join('');
 }
 
-interface Hunk {
-  /** As the `@@` line shows them: 1-based, and an empty side starts at the line before it. */
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
+interface Hunk extends PatchHunk {
   lines: string[];
   /** The line git shows after the range: the nearest line before the hunk that starts like a definition. */
   functionName?: string;
@@ -278,9 +304,9 @@ interface Hunk {
 
 /**
  * Unified-diff hunks: change blocks with `context` kept lines around them,
- * merged when their contexts touch.
+ * merged when their contexts touch, each named by the blocks it covers.
  */
-function hunksOf(diff: LineDiff, context: number): Hunk[] {
+function hunksOf(diff: LineDiff, context: number, digest: string): Hunk[] {
   const { currentLines, blocks } = diff;
   const end = (block: ChangeBlock) => block.currentStart + block.removed.length;
   const hunks: Hunk[] = [];
@@ -292,7 +318,7 @@ function hunksOf(diff: LineDiff, context: number): Hunk[] {
     const oldFrom = blocks[first]!.currentStart - leading;
     const newFrom = blocks[first]!.targetStart - leading;
     const functionName = functionNameBefore(currentLines, oldFrom);
-    const hunk: Hunk = { oldStart: 0, oldLines: 0, newStart: 0, newLines: 0, lines: [], ...(functionName !== undefined ? { functionName } : {}) };
+    const hunk: Hunk = { id: hunkId(digest, first, last), oldStart: 0, oldLines: 0, newStart: 0, newLines: 0, lines: [], ...(functionName !== undefined ? { functionName } : {}) };
     let at = oldFrom;
     for (const block of blocks.slice(first, last + 1)) {
       for (; at < block.currentStart; at += 1) addLine(hunk, ' ', currentLines[at]!);

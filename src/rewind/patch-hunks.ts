@@ -1,11 +1,13 @@
 import { diffArrays } from 'diff';
+import { sha256 } from '../hash.js';
 import { splitTextLines } from './line-stats.js';
 
 /**
  * The line diff behind a file's patch, cut into change blocks: the runs of
  * removed and added lines between two kept lines. A patch's hunk is one
- * block or several blocks merged because their context lines touch, so
- * applying chosen hunks is applying their blocks. No I/O: bytes in, bytes out.
+ * block or several blocks merged because their context lines touch, so a
+ * hunk is named by its blocks, and applying chosen hunks is applying their
+ * blocks. No I/O: bytes in, bytes out.
  *
  * Lines are latin1 strings that keep their line ending: latin1 maps each byte
  * to one character, so equal strings are equal bytes, CRLF and a missing
@@ -69,8 +71,8 @@ export function lineDiff(current: Buffer, target: Buffer, bounds: LineDiffBounds
 
 /**
  * The context-free edit script from `current` to `target`, block by block,
- * or undefined when the line diff exceeds the bounds; `changeBlocks(...).length`
- * is how many blocks there are.
+ * or undefined when the line diff exceeds the bounds. Block `i` is what hunk
+ * ids number `i`; `changeBlocks(...).length` is how many there are.
  */
 export function changeBlocks(current: Buffer, target: Buffer, bounds?: LineDiffBounds): ChangeBlock[] | undefined {
   return lineDiff(current, target, bounds)?.blocks;
@@ -101,6 +103,36 @@ export function applyBlocks(current: Buffer, target: Buffer, chosen: ReadonlySet
   });
   pieces.push(diff.currentLines.slice(at).join(''));
   return Buffer.from(pieces.join(''), 'latin1');
+}
+
+/**
+ * What a file's hunk ids start with: 12 hex characters of the SHA-256 of the
+ * stored path and both sides' content hashes, so an id names one diff and
+ * goes stale as soon as either side changes.
+ */
+export function hunkDigest(storedPath: string, currentSha256: string | 'absent', targetSha256: string | 'absent'): string {
+  return sha256(Buffer.from([storedPath, currentSha256, targetSha256].join('\0'))).slice(0, 12);
+}
+
+/** `digest-first` for a hunk of one block, `digest-first-last` for blocks first..last. */
+export function hunkId(digest: string, first: number, last: number): string {
+  return first === last ? `${digest}-${first}` : `${digest}-${first}-${last}`;
+}
+
+const hunkIdPattern = /^([0-9a-f]{12})-(0|[1-9][0-9]*)(?:-(0|[1-9][0-9]*))?$/;
+
+/**
+ * The parts of a hunk id, or undefined when it is not one. Each hunk has one
+ * spelling: `d-2-2` is not an id (a one-block hunk is `d-2`).
+ */
+export function parseHunkId(id: string): { digest: string; first: number; last: number } | undefined {
+  const match = hunkIdPattern.exec(id);
+  if (match === null) return undefined;
+  const first = Number(match[2]);
+  const last = match[3] === undefined ? first : Number(match[3]);
+  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last)) return undefined;
+  if (match[3] !== undefined && last <= first) return undefined;
+  return { digest: match[1]!, first, last };
 }
 
 /** Pairs `[indexInA, indexInB]` of the lines a minimal diff keeps, in order. */

@@ -1,6 +1,7 @@
+import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/source-text.js';
-import { applyBlocks, changeBlocks, type ChangeBlock } from '../../src/rewind/patch-hunks.js';
+import { applyBlocks, changeBlocks, hunkDigest, parseHunkId, type ChangeBlock } from '../../src/rewind/patch-hunks.js';
 import { gitApplyUnidiffZero } from '../helpers/git-apply.js';
 import { generateTriple } from '../helpers/merge-triples.js';
 
@@ -113,5 +114,46 @@ describe('applyBlocks() with a block that does not exist', () => {
 
     expect(() => applyBlocks(current, target, new Set([1]))).toThrow(/^internal:/);
     expect(() => applyBlocks(current, target, new Set([-1]))).toThrow(/^internal:/);
+  });
+});
+
+describe('hunk ids', () => {
+  it('hunkDigest(path, current, target) is 12 hex characters of the SHA-256 of the three joined by NUL', () => {
+    const current = 'a'.repeat(64);
+    const expected = crypto.createHash('sha256').update(`src/app.ts\0${current}\0absent`).digest('hex').slice(0, 12);
+
+    expect(hunkDigest('src/app.ts', current, 'absent')).toBe(expected);
+    expect(hunkDigest('src/app.ts', 'absent', current)).not.toBe(expected);
+    expect(hunkDigest('src/app.tsx', current, 'absent')).not.toBe(expected);
+  });
+
+  it('parseHunkId(id) reads digest-block and digest-first-last', () => {
+    expect(parseHunkId('0123456789ab-0')).toEqual({ digest: '0123456789ab', first: 0, last: 0 });
+    expect(parseHunkId('0123456789ab-2-4')).toEqual({ digest: '0123456789ab', first: 2, last: 4 });
+    expect(parseHunkId('0123456789ab-17-120')).toEqual({ digest: '0123456789ab', first: 17, last: 120 });
+  });
+
+  it('parseHunkId(id) rejects anything else, and a second spelling of a one-block hunk', () => {
+    for (const id of [
+      '',
+      '0123456789ab',
+      '0123456789ab-',
+      '0123456789a-1',
+      '0123456789abc-1',
+      '0123456789AB-1',
+      '0123456789ag-1',
+      '0123456789ab-01',
+      '0123456789ab-1-02',
+      '0123456789ab-4-2',
+      '0123456789ab-2-2',
+      '0123456789ab-1-2-3',
+      '0123456789ab--1',
+      '0123456789ab-1.5',
+      ' 0123456789ab-1',
+      '0123456789ab-1\n',
+      '0123456789ab-99999999999999999999',
+    ]) {
+      expect(parseHunkId(id), JSON.stringify(id)).toBeUndefined();
+    }
   });
 });
