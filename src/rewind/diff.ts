@@ -1,15 +1,15 @@
 import path from 'node:path';
 import { isUtf8 } from 'node:buffer';
-import { diffArrays } from 'diff';
 import { selectTrackedPaths } from './select-paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../fs/inspect-path.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
 import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from './git-patch.js';
-import { isBinary, splitTextLines } from './line-stats.js';
+import { isBinary } from './line-stats.js';
 import type { PlannedChange } from './change.js';
 import { measurementsFor, type Measurements } from './measure.js';
+import { defaultLineDiffBounds, hunkDigest, hunkId, lineDiff, type ChangeBlock, type LineDiff } from './patch-hunks.js';
 import { planRewind } from './plan.js';
 import type { SkippedPath, SkipReason } from './safety.js';
 import { afterRollBack } from './transaction.js';
@@ -57,6 +57,24 @@ export interface DiffOptions {
   onProgress?: (progress: { done: number; total: number; path: string }) => void;
 }
 
+/**
+ * One `@@` hunk of a text patch. Its numbers are those of its `@@` line: 1-based, and a side with no lines
+ * starts at the line before it, as git writes them.
+ */
+export interface PatchHunk {
+  /**
+   * `<digest>-<block>` or `<digest>-<first>-<last>`: the digest names the file and both sides' contents, the
+   * numbers the change blocks (runs of changed lines between unchanged ones, counted from 0 in the file) the
+   * hunk covers. Context only decides which blocks a hunk merges: `d-2-4` with `context: 3` is `d-2`, `d-3`
+   * and `d-4` with `context: 0`.
+   */
+  id: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
 /** Size and permission bits of one side of a diff. */
 export interface FileSide {
   size: number;
@@ -76,6 +94,12 @@ export interface FileChangeDiff {
    * git does not record differ.
    */
   patch?: string;
+  /**
+   * The `@@` hunks of a text `patch`, in its order, each with an id that stays the same as long as the file now
+   * and the file at the checkpoint do. Absent, never empty, when the patch has no `@@` hunk: no patch, a
+   * binary patch, only a mode change, or an empty file created or deleted.
+   */
+  hunks?: PatchHunk[];
   /** Lines the rewind adds back: the rewind's own exact statistic. */
   insertions: number;
   /** Lines the rewind removes: the rewind's own exact statistic. */
@@ -111,6 +135,7 @@ export type FileDiff = FileChangeDiff | FileSkipDiff;
 
 interface PatchOutcome {
   patch?: string;
+  hunks?: PatchHunk[];
   binary: boolean;
   tooLarge: boolean;
   tooComplex: boolean;
@@ -120,8 +145,8 @@ export async function diffAgainstCheckpoint(session: Session, target: Checkpoint
   const settings = {
     context: options.context ?? 3,
     maxPatchBytes: options.maxPatchBytes ?? 1024 * 1024,
-    timeoutMs: options.timeoutMs ?? 1000,
-    maxEditLength: options.maxEditLength ?? 5000,
+    timeoutMs: options.timeoutMs ?? defaultLineDiffBounds.timeoutMs,
+    maxEditLength: options.maxEditLength ?? defaultLineDiffBounds.maxEditLength,
     binary: options.binary ?? false,
   };
   const only = options.paths === undefined ? undefined : selectTrackedPaths(session.state, session.root, options.paths, 'diffFiles({ paths })', false);
@@ -165,6 +190,7 @@ function changeDiff(change: PlannedChange, measurements: Measurements, outcome: 
     path: change.path,
     action: change.action,
     ...(outcome?.patch !== undefined ? { patch: outcome.patch } : {}),
+    ...(outcome?.hunks !== undefined ? { hunks: outcome.hunks } : {}),
     insertions: stats.insertions,
     deletions: stats.deletions,
     binary: stats.binary || (outcome?.binary ?? false),
@@ -216,10 +242,17 @@ async function patchFor(
   }
   // Git records only whether a file is executable: a change of other permission bits is none to it.
   if (!contentChanged && current.kind === 'file' && goal.kind === 'file' && gitMode(current.mode) === gitMode(goal.mode)) return none;
-  const hunks = lineHunks(before, after, settings);
-  if (hunks === undefined) return { ...none, tooComplex: true };
-  const names = hunks.length > 0 ? gitSideLine('---', current.kind === 'file' ? 'a' : undefined, name) + gitSideLine('+++', goal.kind === 'file' ? 'b' : undefined, name) : '';
-  return { ...none, patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join('') };
+  const diff = lineDiff(before, after, settings);
+  if (diff === undefined) return { ...none, tooComplex: true };
+  const digest = hunkDigest(tracked.storedPath, current.kind === 'file' ? current.sha256 : 'absent', goal.kind === 'file' ? goal.sha256 : 'absent');
+  const hunks = hunksOf(diff, settings.context, digest);
+  if (hunks.length === 0) return { ...none, patch: gitHeader(sides, false) };
+  const names = gitSideLine('---', current.kind === 'file' ? 'a' : undefined, name) + gitSideLine('+++', goal.kind === 'file' ? 'b' : undefined, name);
+  return {
+    ...none,
+    patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join(''),
+    hunks: hunks.map(({ id, oldStart, oldLines, newStart, newLines }) => ({ id, oldStart, oldLines, newStart, newLines })),
+  };
 }
 
 interface PatchSides {
@@ -256,108 +289,47 @@ function binaryLine(sides: PatchSides): string {
   return `Binary files ${side(sides.current, 'a')} and ${side(sides.goal, 'b')} differ\n`;
 }
 
-/** `@@ -1,3 +1,4 @@ name`: a count of 1 is left out, and an empty side starts at the line before it, as git writes them. */
+/** `@@ -1,3 +1,4 @@ name`: a count of 1 is left out. */
 function formatHunk(hunk: Hunk): string {
-  const range = (start: number, count: number) => (count === 1 ? `${start}` : `${count === 0 ? start - 1 : start},${count}`);
+  const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
   const header = `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${hunk.functionName !== undefined ? ` ${hunk.functionName}` : ''}`;
   return [header, ...hunk.lines].map((line) => `${line}\n`).join('');
 }
 
-interface Hunk {
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
+interface Hunk extends PatchHunk {
   lines: string[];
   /** The line git shows after the range: the nearest line before the hunk that starts like a definition. */
   functionName?: string;
 }
 
 /**
- * The hunks of a minimal line diff from `before` to `after`, or undefined
- * when it would exceed the time or edit-length bound.
- *
- * Like the rewind's line statistics, lines are compared as bytes (latin1 maps
- * each byte to one character), common leading and trailing lines are cut,
- * and lines found on one side only are set aside before the diff runs: they
- * can never be common, and most edited lines are of that kind. jsdiff then
- * aligns what is left, which is usually far shorter. Lines are decoded as
- * UTF-8 only for display.
+ * Unified-diff hunks: change blocks with `context` kept lines around them,
+ * merged when their contexts touch, each named by the blocks it covers.
  */
-function lineHunks(before: Buffer, after: Buffer, bounds: { context: number; timeoutMs: number; maxEditLength: number }): Hunk[] | undefined {
-  const a = splitTextLines(before.toString('latin1'));
-  const b = splitTextLines(after.toString('latin1'));
-  const pairs = commonLines(a, b, bounds);
-  if (pairs === undefined) return undefined;
-  return hunksOf(a, b, pairs, bounds.context);
-}
-
-/** Pairs `[indexInA, indexInB]` of the lines a minimal diff keeps, in order. */
-function commonLines(a: string[], b: string[], bounds: { timeoutMs: number; maxEditLength: number }): Array<[number, number]> | undefined {
-  let prefix = 0;
-  while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix += 1;
-  let suffix = 0;
-  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix += 1;
-
-  const onSideB = new Set(b.slice(prefix, b.length - suffix));
-  const onSideA = new Set(a.slice(prefix, a.length - suffix));
-  const sharedA: number[] = [];
-  const sharedB: number[] = [];
-  for (let index = prefix; index < a.length - suffix; index += 1) if (onSideB.has(a[index]!)) sharedA.push(index);
-  for (let index = prefix; index < b.length - suffix; index += 1) if (onSideA.has(b[index]!)) sharedB.push(index);
-  const changes = diffArrays(
-    sharedA.map((index) => a[index]!),
-    sharedB.map((index) => b[index]!),
-    { timeout: bounds.timeoutMs, maxEditLength: bounds.maxEditLength },
-  );
-  if (changes === undefined) return undefined;
-
-  const pairs: Array<[number, number]> = [];
-  for (let index = 0; index < prefix; index += 1) pairs.push([index, index]);
-  let inA = 0;
-  let inB = 0;
-  for (const change of changes) {
-    if (change.removed) inA += change.count;
-    else if (change.added) inB += change.count;
-    else for (let step = 0; step < change.count; step += 1) pairs.push([sharedA[inA++]!, sharedB[inB++]!]);
-  }
-  for (let index = suffix; index > 0; index -= 1) pairs.push([a.length - index, b.length - index]);
-  return pairs;
-}
-
-type ScriptEntry = { mark: ' ' | '-' | '+'; line: string };
-
-/** Unified-diff hunks: changes with `context` kept lines around them, merged when their contexts touch. */
-function hunksOf(a: string[], b: string[], pairs: Array<[number, number]>, context: number): Hunk[] {
-  // The edit script: removals before additions between two kept lines, as git orders them.
-  const script: ScriptEntry[] = [];
-  let inA = 0;
-  let inB = 0;
-  for (const [keptA, keptB] of [...pairs, [a.length, b.length] as [number, number]]) {
-    while (inA < keptA) script.push({ mark: '-', line: a[inA++]! });
-    while (inB < keptB) script.push({ mark: '+', line: b[inB++]! });
-    if (keptA === a.length) break;
-    script.push({ mark: ' ', line: a[inA++]! });
-    inB += 1;
-  }
-
-  const changed = script.flatMap((entry, position) => (entry.mark === ' ' ? [] : [position]));
+function hunksOf(diff: LineDiff, context: number, digest: string): Hunk[] {
+  const { currentLines, blocks } = diff;
+  const end = (block: ChangeBlock) => block.currentStart + block.removed.length;
   const hunks: Hunk[] = [];
-  let oldLine = 1;
-  let newLine = 1;
-  let counted = 0;
-  for (let first = 0; first < changed.length; ) {
+  for (let first = 0; first < blocks.length; ) {
     let last = first;
-    while (last + 1 < changed.length && changed[last + 1]! - changed[last]! <= 2 * context + 1) last += 1;
-    const from = Math.max(0, changed[first]! - context);
-    const to = Math.min(script.length, changed[last]! + context + 1);
-    for (; counted < from; counted += 1) {
-      if (script[counted]!.mark !== '+') oldLine += 1;
-      if (script[counted]!.mark !== '-') newLine += 1;
+    while (last + 1 < blocks.length && blocks[last + 1]!.currentStart - end(blocks[last]!) <= 2 * context) last += 1;
+    const leading = Math.min(context, blocks[first]!.currentStart - (first > 0 ? end(blocks[first - 1]!) : 0));
+    const trailing = Math.min(context, (blocks[last + 1]?.currentStart ?? currentLines.length) - end(blocks[last]!));
+    const oldFrom = blocks[first]!.currentStart - leading;
+    const newFrom = blocks[first]!.targetStart - leading;
+    const functionName = functionNameBefore(currentLines, oldFrom);
+    const hunk: Hunk = { id: hunkId(digest, first, last), oldStart: 0, oldLines: 0, newStart: 0, newLines: 0, lines: [], ...(functionName !== undefined ? { functionName } : {}) };
+    let at = oldFrom;
+    for (const block of blocks.slice(first, last + 1)) {
+      for (; at < block.currentStart; at += 1) addLine(hunk, ' ', currentLines[at]!);
+      for (const line of block.removed) addLine(hunk, '-', line);
+      for (const line of block.added) addLine(hunk, '+', line);
+      at = end(block);
     }
-    const functionName = functionNameBefore(a, oldLine - 1);
-    const hunk: Hunk = { oldStart: oldLine, oldLines: 0, newStart: newLine, newLines: 0, lines: [], ...(functionName !== undefined ? { functionName } : {}) };
-    for (let index = from; index < to; index += 1) addLine(hunk, script[index]!);
+    for (const stop = at + trailing; at < stop; at += 1) addLine(hunk, ' ', currentLines[at]!);
+    // As git writes them: an empty side starts at the line before it.
+    hunk.oldStart = hunk.oldLines === 0 ? oldFrom : oldFrom + 1;
+    hunk.newStart = hunk.newLines === 0 ? newFrom : newFrom + 1;
     hunks.push(hunk);
     first = last + 1;
   }
@@ -376,12 +348,12 @@ function functionNameBefore(a: string[], index: number): string | undefined {
   return undefined;
 }
 
-function addLine(hunk: Hunk, entry: ScriptEntry): void {
-  const terminated = entry.line.endsWith('\n');
-  const text = Buffer.from(terminated ? entry.line.slice(0, -1) : entry.line, 'latin1').toString('utf8');
-  hunk.lines.push(entry.mark + text);
+function addLine(hunk: Hunk, mark: ' ' | '-' | '+', line: string): void {
+  const terminated = line.endsWith('\n');
+  const text = Buffer.from(terminated ? line.slice(0, -1) : line, 'latin1').toString('utf8');
+  hunk.lines.push(mark + text);
   if (!terminated) hunk.lines.push('\\ No newline at end of file');
-  if (entry.mark !== '+') hunk.oldLines += 1;
-  if (entry.mark !== '-') hunk.newLines += 1;
+  if (mark !== '+') hunk.oldLines += 1;
+  if (mark !== '-') hunk.newLines += 1;
 }
 

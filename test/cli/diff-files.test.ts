@@ -2,7 +2,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { FileChangeDiff, FileDiff } from '../../src/rewind/diff.js';
+import type { FileChangeDiff, FileDiff, PatchHunk } from '../../src/rewind/diff.js';
+import { changeBlocks, parseHunkId } from '../../src/rewind/patch-hunks.js';
+import { generateTriple } from '../helpers/merge-triples.js';
 import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
 
 const changes = (diffs: FileDiff[]) => diffs.filter((diff): diff is FileChangeDiff => diff.action !== 'skip');
@@ -204,5 +206,120 @@ describe('diffFiles(id) lists what a rewind would change, file by file', () => {
 
     await expect(manager.diffFiles(newId())).rejects.toMatchObject({ code: 'CHECKPOINT_NOT_FOUND', message: 'No file checkpoint found for this message.' });
     await expect(manager.diffFiles('nope')).rejects.toMatchObject({ code: 'INVALID_ID' });
+  });
+});
+
+/** The numbers of each `@@` line of a patch, as a hunk carries them. */
+function headerNumbers(patch: string): Array<Omit<PatchHunk, 'id'>> {
+  return [...patch.matchAll(/^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/gm)].map((match) => ({
+    oldStart: Number(match[1]),
+    oldLines: Number(match[2] ?? 1),
+    newStart: Number(match[3]),
+    newLines: Number(match[4] ?? 1),
+  }));
+}
+
+describe('diffFiles(id) names each hunk of a text patch', () => {
+  const numbered = (count: number) => Array.from({ length: count }, (_, index) => `line ${index + 1}\n`);
+
+  it('gives two separated edits two hunks, with the numbers of their @@ lines and ids that come back on the next call', async () => {
+    const project = tempProject();
+    const lines = numbered(20);
+    project.write('notes.txt', lines.join(''));
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('notes.txt');
+    project.write('notes.txt', lines.map((line, index) => (index === 1 || index === 14 ? line.toUpperCase() : line)).join(''));
+
+    const [diff] = changes(await manager.diffFiles(turn));
+    const [again] = changes(await manager.diffFiles(turn));
+
+    const ids = diff!.hunks!.map((hunk) => hunk.id);
+    expect(ids).toEqual([expect.stringMatching(/^[0-9a-f]{12}-0$/), expect.stringMatching(/^[0-9a-f]{12}-1$/)]);
+    expect(new Set(ids.map((id) => parseHunkId(id)!.digest)).size).toBe(1);
+    expect(diff!.hunks!.map(({ id: _, ...numbers }) => numbers)).toEqual(headerNumbers(diff!.patch!));
+    expect(diff!.hunks!.map(({ id: _, ...numbers }) => numbers)).toEqual([
+      { oldStart: 1, oldLines: 5, newStart: 1, newLines: 5 },
+      { oldStart: 12, oldLines: 7, newStart: 12, newLines: 7 },
+    ]);
+    expect(again!.hunks).toEqual(diff!.hunks);
+  });
+
+  it('gives new digests when the file changes, and the old ids back when its content does', async () => {
+    const project = tempProject();
+    const lines = numbered(20);
+    project.write('notes.txt', lines.join(''));
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('notes.txt');
+    const edited = lines.map((line, index) => (index === 1 || index === 14 ? line.toUpperCase() : line)).join('');
+    project.write('notes.txt', edited);
+    const ids = async () => changes(await manager.diffFiles(turn))[0]!.hunks!.map((hunk) => hunk.id);
+    const first = await ids();
+
+    project.write('notes.txt', edited.replace('line 3\n', 'line three\n'));
+    const changed = await ids();
+    project.write('notes.txt', edited);
+    const restored = await ids();
+
+    expect(changed).toHaveLength(2);
+    expect(parseHunkId(changed[0]!)!.digest).not.toBe(parseHunkId(first[0]!)!.digest);
+    expect(restored).toEqual(first);
+  });
+
+  it('numbers change blocks without context: a hunk of context 3 covers blocks first..last, which context 0 shows one by one', async () => {
+    const project = tempProject();
+    const pairs = Array.from({ length: 40 }, (_, index) => generateTriple(index + 1)).filter((triple) => !triple.ours.equals(triple.theirs));
+    pairs.forEach((pair, index) => project.write(`file-${index}.txt`, pair.theirs));
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const index of pairs.keys()) await manager.trackEdit(`file-${index}.txt`);
+    pairs.forEach((pair, index) => project.write(`file-${index}.txt`, pair.ours));
+
+    const wide = changes(await manager.diffFiles(turn));
+    const narrow = changes(await manager.diffFiles(turn, { context: 0 }));
+
+    let merged = 0;
+    pairs.forEach((pair, index) => {
+      const name = `file-${index}.txt`;
+      const blocks = changeBlocks(pair.ours, pair.theirs)!.length;
+      const hunksOf = (diffs: FileChangeDiff[]) => diffs.find((diff) => path.basename(diff.path) === name)?.hunks ?? [];
+      const wideHunks = hunksOf(wide);
+      const narrowHunks = hunksOf(narrow);
+      const digest = parseHunkId((wideHunks[0] ?? narrowHunks[0])?.id ?? '')?.digest;
+      expect(narrowHunks.map((hunk) => hunk.id), name).toEqual(Array.from({ length: blocks }, (_, block) => `${digest}-${block}`));
+      // The wide hunks cover the blocks in order, each one once.
+      const covered = wideHunks.flatMap((hunk) => {
+        const parsed = parseHunkId(hunk.id)!;
+        expect(parsed.digest, name).toBe(digest);
+        return Array.from({ length: parsed.last - parsed.first + 1 }, (_, step) => parsed.first + step);
+      });
+      expect(covered, name).toEqual(Array.from({ length: blocks }, (_, block) => block));
+      merged += wideHunks.filter((hunk) => parseHunkId(hunk.id)!.last > parseHunkId(hunk.id)!.first).length;
+    });
+    expect(merged).toBeGreaterThan(5);
+  });
+
+  it('gives no hunks without @@ lines: binary, too large, mode only, an empty file deleted', async () => {
+    const project = tempProject();
+    project.write('image.bin', Buffer.from([0x89, 0x50, 0x00, 0x01]));
+    project.write('big.txt', 'x\n'.repeat(3000));
+    project.write('mode.sh', 'echo hi\n', 0o644);
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const file of ['image.bin', 'big.txt', 'mode.sh', 'empty.txt']) await manager.trackEdit(file);
+    project.write('image.bin', Buffer.from([0x89, 0x50, 0x00, 0x02]));
+    project.write('big.txt', 'y\n'.repeat(3000));
+    fs.chmodSync(project.file('mode.sh'), 0o755);
+    project.write('empty.txt', '');
+
+    const diffs = changes(await manager.diffFiles(turn, { maxPatchBytes: 5000 }));
+
+    expect(diffs.map((diff) => [path.basename(diff.path), diff.patch !== undefined, 'hunks' in diff])).toEqual([
+      ['big.txt', false, false],
+      ['empty.txt', true, false],
+      ['image.bin', true, false],
+      ['mode.sh', true, false],
+    ]);
   });
 });

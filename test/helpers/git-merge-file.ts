@@ -11,7 +11,7 @@ export interface GitMergeOutcome {
 }
 
 // No user or system configuration: merge.conflictStyle and the like must not change git's answer.
-const gitEnvironment = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
+export const gitEnvironment = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
 
 /** Runs git on each triple in turn, all files in one temporary directory. */
 export function gitMergeFile(triples: ReadonlyArray<{ base: Buffer; ours: Buffer; theirs: Buffer }>): GitMergeOutcome[] {
