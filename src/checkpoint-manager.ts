@@ -68,6 +68,18 @@ export interface RewindFilesOptions {
    * await manager.rewindFiles(userMessageId, { paths: ['src/parser.ts', 'test/**'] });
    */
   paths?: readonly string[];
+  /**
+   * Rewind only these hunks, by the ids `diffFiles` gives them
+   * (`hunks[].id`): each is applied to its file as it is now, and the rest of
+   * the file stays. An id names the diff it came from, so once its file (or
+   * its version at the checkpoint) changes, it matches nothing and the
+   * rewind fails with `HUNK_NOT_FOUND` before writing anything.
+   * @default every change
+   * @example
+   * const [file] = await manager.diffFiles(userMessageId, { paths: ['src/app.ts'] });
+   * if (file?.action !== 'skip' && file?.hunks) await manager.rewindFiles(userMessageId, { hunks: [file.hunks[0]!.id] });
+   */
+  hunks?: readonly string[];
 }
 
 /** Options of `revertTurn()`. */

@@ -29,6 +29,8 @@ export const RewindableErrorCode = {
   INVALID_MESSAGE: 'INVALID_MESSAGE',
   /** A path is empty, not a string, or contains a NUL byte. */
   INVALID_PATH: 'INVALID_PATH',
+  /** A hunk id given to a rewind names no hunk of the rewind's patch as the files are now. */
+  HUNK_NOT_FOUND: 'HUNK_NOT_FOUND',
   /** A path lies outside the project root and the extra roots. */
   PATH_OUTSIDE_PROJECT: 'PATH_OUTSIDE_PROJECT',
   /** A path lies inside the store directory. */
@@ -95,6 +97,7 @@ export type RewindableErrorDetails = {
   MESSAGE_CONFLICT: { uuid: string };
   INVALID_MESSAGE: NoDetails;
   INVALID_PATH: NoDetails;
+  HUNK_NOT_FOUND: { hunk: string };
   PATH_OUTSIDE_PROJECT: { path: string; resolved?: string };
   PATH_IN_STORE: { path: string };
   PATH_IS_LINK: { path: string; tool?: string };

@@ -20,7 +20,7 @@ export { RewindableError, RewindableErrorCode } from './errors.js';
 export type { RewindableErrorDetails, RewindableErrorDetailsOf, RewindableErrorOptions } from './errors.js';
 export type { RewindFileChange, RewindFilesReady, RewindFilesRefused, RewindFilesResult } from './rewind/result.js';
 export type { SkippedPath, SkipReason } from './rewind/safety.js';
-export type { FileMerge, LineRange, MergeConflict } from './rewind/goal.js';
+export type { FileMerge, LineRange, MergeConflict } from './rewind/file-merge.js';
 export type { RewindConflictChoice } from './rewind/rewind-choice.js';
 export type { InterruptedRewind } from './rewind/recover-rewinds.js';
 export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';

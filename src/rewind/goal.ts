@@ -3,6 +3,7 @@ import { sha256 } from '../hash.js';
 import type { FileState, RegularFileState } from '../schemas.js';
 import type { TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
+import type { FileMerge } from './file-merge.js';
 import type { SkippedPath } from './safety.js';
 
 /**
@@ -21,34 +22,11 @@ export interface Goal {
   readonly computed: ComputedContents;
   /** The merges behind the targets, by absolute path. */
   readonly merges: ReadonlyMap<string, FileMerge>;
+  /** Throws, once the plan is made and before anything is written, when it found less than the goal asked for. */
+  assertPlanned?(): void;
 }
 
 export type GoalOutcome = { kind: 'target'; state: FileState } | { kind: 'left-alone'; skipped: SkippedPath };
-
-/** How a file's target was merged (`revertTurn`, `onConflict: 'merge' | 'markers'`). */
-export interface FileMerge {
-  /** `clean`: every change kept. `conflict`: the two sets of changes overlap in `conflicts`. */
-  status: 'clean' | 'conflict';
-  /** Overlapping regions, with their lines in the file now, in the base, and in the version being restored. */
-  conflicts: MergeConflict[];
-  /** Dry runs: the merged text, as it would be written (with conflict markers, when `onConflict` is `markers`). */
-  preview?: string;
-}
-
-/** Lines `start` (1-based) to `start + count - 1`; `count` 0 is an empty range before line `start`. */
-export interface LineRange {
-  start: number;
-  count: number;
-}
-
-export interface MergeConflict {
-  /** In the file as it is now. */
-  current: LineRange;
-  /** In the base: the file after the turn (a revert), or as the tools last wrote it (a rewind). */
-  base: LineRange;
-  /** In the version the rewind restores: before the turn, or at the checkpoint. */
-  restored: LineRange;
-}
 
 /**
  * Contents a goal computed (a merge, some hunks), by hash. They are read

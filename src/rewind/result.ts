@@ -4,7 +4,8 @@ import { safetyRefusals, type Refusal } from '../refusal.js';
 import type { PlannedChange } from './change.js';
 import type { Measurements } from './measure.js';
 import type { SkippedPath } from './safety.js';
-import type { FileMerge, Goal } from './goal.js';
+import type { FileMerge } from './file-merge.js';
+import type { Goal } from './goal.js';
 
 /** One file a rewind changes (or would change). */
 export interface RewindFileChange {

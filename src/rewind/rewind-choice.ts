@@ -2,6 +2,7 @@ import { RewindableError, RewindableErrorCode } from '../errors.js';
 import type { FileState } from '../schemas.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
+import { chosenHunks } from './chosen-hunks.js';
 import { selectTrackedPaths } from './select-paths.js';
 import type { RewindChoice } from './transaction.js';
 import { undoOnTop, type ConflictPolicy } from './undo-on-top.js';
@@ -28,13 +29,23 @@ export interface RewindSelection {
   skipConflicts?: boolean | undefined;
   onConflict?: RewindConflictChoice | undefined;
   paths?: readonly string[] | undefined;
+  hunks?: readonly string[] | undefined;
 }
 
 /** A rewind to `target` (`rewindFiles`). */
 export function rewindChoice(session: Session, target: CheckpointInfo, options: RewindSelection, dryRun: boolean, what: string): RewindChoice {
   const onConflict = conflictChoice(options, what);
   const select = selectionOf(session, options.paths, what);
-  if (onConflict !== 'merge' && onConflict !== 'markers') return { skipConflicts: onConflict === 'skip', select };
+  const merging = onConflict === 'merge' || onConflict === 'markers';
+  if (options.hunks !== undefined) {
+    if (merging) {
+      throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `${what}: \`hunks\` and \`onConflict: '${onConflict}'\` cannot be combined; a hunk is applied to the file as it is now.`, {
+        details: { option: 'hunks' },
+      });
+    }
+    return { skipConflicts: onConflict === 'skip', select, goal: chosenHunks(options.hunks, (hash) => session.readBlob(hash), what) };
+  }
+  if (!merging) return { skipConflicts: onConflict === 'skip', select };
   const goal = undoOnTop({
     // Undo what the tools wrote since the checkpoint, keeping what was edited after their last write.
     baseOf: (tracked) => tracked.lastWrite?.state,

@@ -3,7 +3,7 @@ import { isConfined, type PathScope } from '../paths.js';
 import type { Refusal } from '../refusal.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../fs/inspect-path.js';
-import type { FileMerge } from './goal.js';
+import type { FileMerge } from './file-merge.js';
 
 /**
  * Every rule that makes a rewind leave a path alone, as functions of the

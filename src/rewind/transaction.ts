@@ -67,6 +67,7 @@ async function runRewindIn(session: Session, target: CheckpointInfo, choice: Rew
       },
       target.index,
     );
+    choice.goal?.assertPlanned?.();
     for (const { tracked, observation } of planned.observations) {
       if (session.holdsNothingNew(tracked, observation)) continue;
       const entry = await session.noteObservation(tracked, observation, batch);
@@ -148,6 +149,7 @@ export async function dryRunRewind(session: Session, target: CheckpointInfo, cho
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
       planRewind({ ...planContext(session, choice, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
     );
+    choice.goal?.assertPlanned?.();
     return withMerges(summarize(plan.changes, measurements, plan.skipped, true, plan.directoriesRemoved), choice.goal, true);
   } finally {
     directories.close();

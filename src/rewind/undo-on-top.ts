@@ -3,7 +3,8 @@ import type { ObservedPath } from '../fs/inspect-path.js';
 import type { FileState, RegularFileState } from '../schemas.js';
 import { sameState, type TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
-import { ComputedContents, type FileMerge, type Goal, type GoalOutcome } from './goal.js';
+import type { FileMerge } from './file-merge.js';
+import { ComputedContents, type Goal, type GoalOutcome } from './goal.js';
 import { leftAlone, unreadableBackup } from './safety.js';
 import { mergeThreeWay, type ThreeWayMergeResult } from './three-way-merge.js';
 
