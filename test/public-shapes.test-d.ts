@@ -3,6 +3,8 @@ import {
   RewindableError,
   type CheckpointManager,
   type CheckpointManagerOptions,
+  type FileMerge,
+  type RewindFileChange,
   type RewindableErrorCode,
   type RewindFilesReady,
   type RewindFilesRefused,
@@ -47,6 +49,15 @@ describe('rewindFiles results narrow on canRewind', () => {
     expectTypeOf(() => manager.rewindFiles('id')).returns.resolves.toEqualTypeOf<RewindFilesReady>();
     expectTypeOf(() => manager.rewindFiles('id', { dryRun: false, skipConflicts: true })).returns.resolves.toEqualTypeOf<RewindFilesReady>();
     expectTypeOf(() => manager.rewindFiles('id', { dryRun: true })).returns.resolves.toEqualTypeOf<RewindFilesResult>();
+    expectTypeOf(() => manager.revertTurn('id', { onConflict: 'markers' })).returns.resolves.toEqualTypeOf<RewindFilesReady>();
+    expectTypeOf(() => manager.revertTurn('id', { dryRun: true })).returns.resolves.toEqualTypeOf<RewindFilesResult>();
+  });
+
+  it('onConflict takes only its choices, and a merged file says how it merged', () => {
+    // @ts-expect-error revertTurn has no 'merge': a revert always merges
+    void manager.revertTurn('id', { onConflict: 'merge' });
+    expectTypeOf<RewindFileChange['merge']>().toEqualTypeOf<FileMerge | undefined>();
+    expectTypeOf<FileMerge['status']>().toEqualTypeOf<'clean' | 'conflict'>();
   });
 });
 
