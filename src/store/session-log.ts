@@ -62,7 +62,8 @@ export class SessionLog {
    * as `backup-unreadable`.
    */
   private async lostWithItsLine(last: LogRecord): Promise<boolean> {
-    const named = blobsNamedBy(last);
+    // The bytes a write record keeps serve merges, not rewinds: without them nothing is lost, so they decide nothing.
+    const named = last.type === 'write' ? [] : blobsNamedBy(last);
     if (named.length === 0) return false;
     const held = await this.storage.hasBlobs(this.key, named);
     return named.some((hash) => !held.has(hash));
