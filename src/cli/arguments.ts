@@ -81,9 +81,16 @@ function readTokens(tokens: readonly Token[], definitions: Record<string, Option
     } else if (token.inlineValue !== true && token.value.startsWith('-')) {
       // `--cwd --json`: far more often a forgotten value than a directory named like an option.
       throw new UsageError(`Option ${token.rawName} needs a value: ${spelled} (to pass ${JSON.stringify(token.value)} as its value, write ${token.rawName}=${token.value}).`, command);
+    } else if (definition.choices !== undefined && !definition.choices.includes(token.value)) {
+      throw new UsageError(`Option ${token.rawName} takes ${listOfChoices(definition.choices)}; got ${JSON.stringify(token.value)}.`, command);
     } else if (definition.multiple === true) {
       values[token.name] = [...((values[token.name] as string[] | undefined) ?? []), token.value];
     } else values[token.name] = token.value;
   }
   return { positionals, values };
+}
+
+/** `skip, markers or overwrite`. */
+function listOfChoices(choices: readonly string[]): string {
+  return choices.length === 1 ? choices[0]! : `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)!}`;
 }

@@ -9,6 +9,8 @@ export interface OptionDefinition {
   value?: string;
   /** A string option that may be given more than once: its values are kept in order (`--path a --path b`). */
   multiple?: boolean;
+  /** The values a string option takes; any other is a usage error. */
+  choices?: readonly string[];
   description: string;
 }
 
@@ -69,6 +71,12 @@ export const globalOptions: Record<string, OptionDefinition> = {
 export function stringValue(invocation: Invocation, name: string): string | undefined {
   const value = invocation.values[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** The value of an option with `choices` (the parser refused any other), or undefined when not given. */
+export function choiceValue<Choice extends string>(invocation: Invocation, name: string, choices: readonly Choice[]): Choice | undefined {
+  const value = stringValue(invocation, name);
+  return choices.find((choice) => choice === value);
 }
 
 /** Every value of a `multiple` option, in the order given (none: empty). */

@@ -18,7 +18,7 @@ export function generalHelp(commands: readonly CommandEntry[], version: string):
     ...optionLines(globalOptions),
     '',
     'Exit codes: 0 success, 1 the operation failed (unknown session, bad id, locked session,',
-    'refused or unconfirmed rewind), 2 usage error (unknown command or option, missing argument).',
+    'refused or unconfirmed rewind or revert), 2 usage error (unknown command or option, missing argument).',
     'Colours only on a terminal and when NO_COLOR is not set; FORCE_COLOR=1 forces them, FORCE_COLOR=0 turns them off.',
     '',
     "Run 'rewindable <command> --help' for a command's details.",

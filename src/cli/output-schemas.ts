@@ -83,6 +83,16 @@ export const diffOutputSchema = z.strictObject({
   files: z.array(fileDiffSchema),
 });
 
+const lineRangeSchema = z.strictObject({ start: z.int().positive(), count: z.int().nonnegative() });
+
+/** How a file was merged (`revert`, `rewind --on-conflict merge|markers`): lines as in the file before the rewind. */
+const fileMergeSchema = z.strictObject({
+  status: z.enum(['clean', 'conflict']),
+  conflicts: z.array(z.strictObject({ current: lineRangeSchema, base: lineRangeSchema, restored: lineRangeSchema })),
+  /** When nothing was written: the merged text as it would be written (absent for text that is not UTF-8). */
+  preview: z.string().optional(),
+});
+
 const plannedFileSchema = z.strictObject({
   path: absolutePath,
   action: rewindActionSchema,
@@ -91,8 +101,10 @@ const plannedFileSchema = z.strictObject({
   binary: z.boolean(),
   statsSkipped: z.boolean(),
   conflict: z.boolean(),
+  merge: fileMergeSchema.optional(),
 });
 
+/** `rewind` and `revert`: a revert is a rewind of the files one turn changed, and reports as one. */
 export const rewindOutputSchema = z.strictObject({
   sessionId: uuid,
   checkpointId: uuid,
@@ -107,7 +119,8 @@ export const rewindOutputSchema = z.strictObject({
   files: z.array(plannedFileSchema),
   insertions: z.int().nonnegative(),
   deletions: z.int().nonnegative(),
-  skipped: z.array(z.strictObject({ path: absolutePath, reason: z.string().min(1), message: z.string().min(1) })),
+  /** `reason` `merge-conflict`: the merge that conflicted, in `merge`. */
+  skipped: z.array(z.strictObject({ path: absolutePath, reason: z.string().min(1), message: z.string().min(1), merge: fileMergeSchema.optional() })),
   skippedLinks: z.int().nonnegative(),
   conflicts: z.array(absolutePath),
   /** Real rewinds: rewind to this checkpoint to undo. */

@@ -14,6 +14,7 @@ export const commands: readonly CommandEntry[] = [
   { name: 'checkpoints', summary: 'List the checkpoints of a session, with time, prompt and files', load: async () => (await import('./commands/checkpoints.js')).checkpointsCommand },
   { name: 'diff', summary: 'Show what a rewind to a checkpoint would change, as unified diffs', load: async () => (await import('./commands/diff.js')).diffCommand },
   { name: 'rewind', summary: 'Put the files back as they were at a checkpoint', load: async () => (await import('./commands/rewind.js')).rewindCommand },
+  { name: 'revert', summary: 'Undo the file changes of one turn, keeping the changes made after it', load: async () => (await import('./commands/revert.js')).revertCommand },
   { name: 'gc', summary: 'Remove idle sessions and the backups no session needs', load: async () => (await import('./commands/gc.js')).gcCommand },
   { name: 'unlock', summary: "Show who holds a session's lock, and break it with --force", load: async () => (await import('./commands/unlock.js')).unlockCommand },
 ];

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, runCli, type BuiltCli } from './helpers/built-cli.js';
 
-const commands = ['sessions', 'checkpoints', 'diff', 'rewind', 'gc', 'unlock'];
+const commands = ['sessions', 'checkpoints', 'diff', 'rewind', 'revert', 'gc', 'unlock'];
 const someId = '5d3b8e0c-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
 let cli: BuiltCli;
 
