@@ -1,4 +1,4 @@
-import type { MergeConflict } from '../rewind/goal.js';
+import type { MergeConflict } from '../rewind/file-merge.js';
 import type { RewindFilesReady } from '../rewind/result.js';
 import type { RewindConflictChoice } from '../rewind/rewind-choice.js';
 import type { Invocation } from './command.js';
