@@ -25,6 +25,7 @@ import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind
 import { withToolCallIds, type RewindFilesReady, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
 import { revertChoice, rewindChoice, type RewindConflictChoice } from './rewind/rewind-choice.js';
+import type { RevertConflictChoice } from './rewind/undo-on-top.js';
 import { dryRunRewind, runRewind } from './rewind/transaction.js';
 import { findCheckpoint } from './session/find-checkpoint.js';
 import { listSessions } from './session/list-sessions.js';
@@ -94,7 +95,7 @@ export interface RevertTurnOptions {
    * from before the turn.
    * @default 'skip'
    */
-  onConflict?: 'skip' | 'markers' | 'overwrite';
+  onConflict?: RevertConflictChoice;
   /** Revert only these tracked files (paths, directories or globs), as `rewindFiles(id, { paths })`. @default every file the turn changed */
   paths?: readonly string[];
 }

@@ -22,6 +22,7 @@ export type { RewindFileChange, RewindFilesReady, RewindFilesRefused, RewindFile
 export type { SkippedPath, SkipReason } from './rewind/safety.js';
 export type { FileMerge, LineRange, MergeConflict } from './rewind/file-merge.js';
 export type { RewindConflictChoice } from './rewind/rewind-choice.js';
+export type { RevertConflictChoice } from './rewind/undo-on-top.js';
 export type { InterruptedRewind } from './rewind/recover-rewinds.js';
 export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';
 export type { Durability, FilesystemStorage, FilesystemStorageOptions } from './store/filesystem/filesystem-storage.js';

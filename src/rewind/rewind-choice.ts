@@ -5,7 +5,7 @@ import type { Session } from '../session/session.js';
 import { chosenHunks } from './chosen-hunks.js';
 import { selectTrackedPaths } from './select-paths.js';
 import type { RewindChoice } from './transaction.js';
-import { undoOnTop, type ConflictPolicy } from './undo-on-top.js';
+import { undoOnTop, type RevertConflictChoice } from './undo-on-top.js';
 
 /**
  * From the options of `rewindFiles` and `revertTurn` to what the rewind
@@ -23,7 +23,7 @@ import { undoOnTop, type ConflictPolicy } from './undo-on-top.js';
 export type RewindConflictChoice = 'overwrite' | 'skip' | 'merge' | 'markers';
 
 const rewindConflictChoices: readonly string[] = ['overwrite', 'skip', 'merge', 'markers'] satisfies RewindConflictChoice[];
-const revertConflictChoices: readonly string[] = ['skip', 'markers', 'overwrite'] satisfies ConflictPolicy[];
+const revertConflictChoices: readonly string[] = ['skip', 'markers', 'overwrite'] satisfies RevertConflictChoice[];
 
 export interface RewindSelection {
   skipConflicts?: boolean | undefined;
@@ -63,7 +63,7 @@ export function rewindChoice(session: Session, target: CheckpointInfo, options: 
  * since kept (undo-on-top.ts). The turn ends at the next checkpoint; the
  * latest turn ends now, with the tools' last writes as what it led to.
  */
-export function revertChoice(session: Session, turn: CheckpointInfo, options: { onConflict?: ConflictPolicy | undefined; paths?: readonly string[] | undefined }, dryRun: boolean, what: string): RewindChoice {
+export function revertChoice(session: Session, turn: CheckpointInfo, options: { onConflict?: RevertConflictChoice | undefined; paths?: readonly string[] | undefined }, dryRun: boolean, what: string): RewindChoice {
   const onConflict = options.onConflict ?? 'skip';
   if (!revertConflictChoices.includes(onConflict)) throw invalidChoice(what, onConflict, revertConflictChoices);
   const state = session.state;

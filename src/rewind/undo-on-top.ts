@@ -28,13 +28,13 @@ import { mergeThreeWay, type ThreeWayMergeResult } from './three-way-merge.js';
  * with the restored version (`overwrite`).
  */
 
-export type ConflictPolicy = 'skip' | 'markers' | 'overwrite';
+export type RevertConflictChoice = 'skip' | 'markers' | 'overwrite';
 
 export interface UndoOnTopSettings {
   /** What the change led to, or undefined when there is nothing to merge with: the path simply goes back. */
   baseOf(tracked: TrackedPath): FileState | undefined;
   readBlob(hash: string): Promise<BlobRead>;
-  onConflict: ConflictPolicy;
+  onConflict: RevertConflictChoice;
   /** Written after the conflict markers of the base and of the restored side. */
   labels: { base: string; restored: string };
   /** Dry runs: keep the merged text to show. */
@@ -63,8 +63,8 @@ export function undoOnTop(settings: UndoOnTopSettings): Goal {
     merges.set(tracked.path, { status: 'conflict', conflicts, ...preview });
     if (settings.onConflict === 'markers') return target(computed.add(result.merged, mode));
     if (settings.onConflict === 'overwrite') return target(restored);
-    const regions = conflicts.map((conflict) => `${conflict.current.start}-${conflict.current.start + Math.max(conflict.current.count, 1) - 1}`).join(', ');
-    return { kind: 'left-alone', skipped: leftAlone(tracked.path, 'merge-conflict', `undoing the change conflicts with later edits at lines ${regions}`) };
+    const regions = conflicts.map(({ current }) => (current.count <= 1 ? `line ${current.start}` : `lines ${current.start}-${current.start + current.count - 1}`)).join(', ');
+    return { kind: 'left-alone', skipped: leftAlone(tracked.path, 'merge-conflict', `undoing the change conflicts with later edits at ${regions}`) };
   };
 
   /** The merge is needed: the file is none of base, restored, and the change changed something. */

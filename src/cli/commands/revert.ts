@@ -1,10 +1,10 @@
-import type { ConflictPolicy } from '../../rewind/undo-on-top.js';
+import type { RevertConflictChoice } from '../../rewind/undo-on-top.js';
 import { choiceValue, flagValue, type Command } from '../command.js';
 import { UsageError } from '../exit-codes.js';
 import { idsParagraph, projectOption, resolveCheckpoint, resolveTarget, withManager } from '../open-manager.js';
 import { checkpointKind, pathOption, previewThenRewind, selectedPaths } from '../rewind-flow.js';
 
-const conflictChoices = ['skip', 'markers', 'overwrite'] as const satisfies readonly ConflictPolicy[];
+const conflictChoices = ['skip', 'markers', 'overwrite'] as const satisfies readonly RevertConflictChoice[];
 
 export const revertCommand: Command = {
   name: 'revert',
