@@ -53,6 +53,15 @@ export const checkpointsOutputSchema = z.strictObject({
   ),
 });
 
+/** One `@@` hunk of `patch`, in its order; `id` is what `rewind --hunk` takes. */
+const patchHunkSchema = z.strictObject({
+  id: z.string().regex(/^[0-9a-f]{12}-\d+(-\d+)?$/),
+  oldStart: z.int().nonnegative(),
+  oldLines: z.int().nonnegative(),
+  newStart: z.int().nonnegative(),
+  newLines: z.int().nonnegative(),
+});
+
 const fileSideSchema = z.strictObject({ size: z.int().nonnegative(), mode: z.int().nonnegative() }).nullable();
 
 export const fileDiffSchema = z.discriminatedUnion('action', [
@@ -60,6 +69,7 @@ export const fileDiffSchema = z.discriminatedUnion('action', [
     path: absolutePath,
     action: rewindActionSchema,
     patch: z.string().optional(),
+    hunks: z.array(patchHunkSchema).min(1).optional(),
     insertions: z.int().nonnegative(),
     deletions: z.int().nonnegative(),
     binary: z.boolean(),

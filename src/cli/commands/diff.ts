@@ -20,6 +20,8 @@ export const diffCommand: Command = {
     'are shown as "Binary files a/x and b/x differ", which git apply refuses, as git does; --binary writes a GIT binary patch instead. ' +
     'Files over 1 MiB and diffs too costly to compute are listed without a patch; files a rewind would refuse to touch are listed with the reason.\n\n' +
     `${idsParagraph} With two words or more, the first is SESSION when a session id of the store starts with it.\n\n` +
+    'On a terminal, each @@ line ends with its hunk id, as in (hunk 76db366af71a-0): rewindable rewind --hunk ID rewinds only that hunk. ' +
+    'Into a pipe or a file the patch stays as git prints it, unless --hunk-ids asks for the ids; --json always has them.\n\n' +
     'FILE limits the diff to those files (a directory selects the tracked files under it). FILE is relative ' +
     'to the current directory when it is inside the project, else to the project root. Nothing is written; ' +
     'the session may be open in another process.',
@@ -27,12 +29,14 @@ export const diffCommand: Command = {
   options: {
     cwd: projectOption,
     binary: { type: 'boolean', description: 'Give binary files a GIT binary patch that git apply applies, as git diff --binary does.' },
+    'hunk-ids': { type: 'boolean', description: 'End each @@ line with its hunk id even when stdout is not a terminal (git apply still applies the patch).' },
     progress: { type: 'boolean', description: 'Report progress on stderr even when it is not a terminal.' },
   },
   examples: [
     'rewindable diff SESSION CHECKPOINT',
     'rewindable diff CHECKPOINT src/app.ts',
     'rewindable diff 5d3b 9f1e --binary | git apply',
+    'rewindable diff 5d3b 9f1e --hunk-ids | less -R',
     'rewindable diff SESSION CHECKPOINT --json | jq .files[].path',
   ],
   async run(invocation) {
@@ -64,7 +68,9 @@ export const diffCommand: Command = {
       invocation.out.json(diffOutputSchema, output);
       return ExitCode.success;
     }
-    printDiffs(invocation.out, output);
+    // Ids only where people read: a patch piped on (to git apply, to a file) stays exactly what git diff prints.
+    const hunkIds = flagValue(invocation, 'hunk-ids') || invocation.terminal.stdout.isTTY === true;
+    printDiffs(invocation.out, output, hunkIds);
     return ExitCode.success;
   },
 };
@@ -85,7 +91,7 @@ async function splitPositionals(invocation: Invocation): Promise<{ session?: str
   return { checkpoint: first, files: second !== undefined ? [second, ...rest] : [] };
 }
 
-function printDiffs(out: Output, output: DiffOutput): void {
+function printDiffs(out: Output, output: DiffOutput, hunkIds: boolean): void {
   const style = out.style;
   const changes = output.files.filter((file) => file.action !== 'skip');
   const skipped = output.files.filter((file) => file.action === 'skip');
@@ -98,7 +104,14 @@ function printDiffs(out: Output, output: DiffOutput): void {
     const name = gitQuotedPath(displayPath(file.path, output.cwd));
     if (file.conflict) out.line(style.yellow(`# ${name} changed since the agent last wrote it: a rewind discards that edit`));
     if (file.patch !== undefined) {
-      for (const line of file.patch.replace(/\n$/, '').split('\n')) out.line(colorPatchLine(out, line));
+      const hunks = hunkIds ? (file.hunks ?? []) : [];
+      let hunk = 0;
+      for (const line of file.patch.replace(/\n$/, '').split('\n')) {
+        // A hunk's body lines start with ' ', '+', '-' or a backslash, so a line starting with @@ is the next header. Its id goes
+        // after the closing @@, where git puts the function name and git apply reads no further.
+        const id = line.startsWith('@@') ? hunks[hunk++]?.id : undefined;
+        out.line(colorPatchLine(out, line) + (id !== undefined ? `  ${style.dim(`(hunk ${id})`)}` : ''));
+      }
       continue;
     }
     // A comment line only: a `diff --git` header with no patch after it would make `git apply` refuse the whole diff.
@@ -114,6 +127,9 @@ function printDiffs(out: Output, output: DiffOutput): void {
     `${plural(changes.length, 'file')} would change, ` +
       `${style.green(plural(output.insertions, 'insertion') + '(+)')}, ${style.red(plural(output.deletions, 'deletion') + '(-)')}`,
   );
+  if (hunkIds && changes.some((file) => file.hunks !== undefined)) {
+    out.line(style.dim(`To rewind only some hunks: rewindable rewind ${output.sessionId} ${output.checkpointId} --hunk ID [--hunk ID]...`));
+  }
 }
 
 function colorPatchLine(out: Output, line: string): string {
@@ -147,6 +163,7 @@ function toOutput(diff: FileDiff): DiffOutput['files'][number] {
     path: diff.path,
     action: diff.action,
     ...(diff.patch !== undefined ? { patch: diff.patch } : {}),
+    ...(diff.hunks !== undefined ? { hunks: diff.hunks } : {}),
     insertions: diff.insertions,
     deletions: diff.deletions,
     binary: diff.binary,

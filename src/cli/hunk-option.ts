@@ -1,0 +1,53 @@
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { parseHunkId } from '../rewind/patch-hunks.js';
+import type { RewindFilesResult } from '../rewind/result.js';
+import { stringValues, type Invocation, type OptionDefinition } from './command.js';
+import { UsageError } from './exit-codes.js';
+
+/** `rewind --hunk ID`: the ids `diff` shows after each `@@` line. */
+export const hunkOption: OptionDefinition = {
+  type: 'string',
+  value: 'ID',
+  multiple: true,
+  description: 'Rewind only this hunk, by the id rewindable diff shows after its @@ line; repeat for more. The rest of its file, and every other file, stays as it is.',
+};
+
+/** The `--hunk` values, each once, checked for the shape of an id; none given: undefined. */
+export function selectedHunks(invocation: Invocation): string[] | undefined {
+  const ids = stringValues(invocation, 'hunk');
+  if (ids.length === 0) return undefined;
+  const malformed = ids.find((id) => parseHunkId(id) === undefined);
+  if (malformed !== undefined) {
+    throw new UsageError(`--hunk takes a hunk id as rewindable diff shows it after an @@ line, such as 76db366af71a-0; got ${JSON.stringify(malformed)}.`, 'rewind');
+  }
+  return [...new Set(ids)];
+}
+
+/**
+ * The rewind's answer, with a stale hunk id (`HUNK_NOT_FOUND`) told in the
+ * CLI's words: the library's message points to `diffFiles()`. A preview
+ * reports it as a refusal, a real run (the file edited while the prompt was
+ * open) throws it; both wrote nothing.
+ */
+export async function explainStaleHunk(rewind: Promise<RewindFilesResult>, ids: readonly string[], diffCommand: string): Promise<RewindFilesResult> {
+  const stale = (id: string | undefined, cause: unknown) =>
+    new RewindableError(
+      RewindableErrorCode.HUNK_NOT_FOUND,
+      `${id !== undefined ? `Hunk ${id} is` : 'A hunk given is'} not in what a rewind would change now: its file, or the file at the checkpoint, ` +
+        `changed since the diff that showed it. Nothing was changed. Run '${diffCommand}' again and pick from the ids it shows.`,
+      { cause, ...(id !== undefined ? { details: { hunk: id } } : {}) },
+    );
+  let result: RewindFilesResult;
+  try {
+    result = await rewind;
+  } catch (error) {
+    if (RewindableError.hasCode(error, RewindableErrorCode.HUNK_NOT_FOUND)) throw stale(error.details?.hunk, error);
+    throw error;
+  }
+  if (result.canRewind || result.errorCode !== RewindableErrorCode.HUNK_NOT_FOUND) return result;
+  // A refusal carries no details: the id is the one its message names.
+  throw stale(
+    ids.find((id) => result.error.includes(id)),
+    result.error,
+  );
+}
