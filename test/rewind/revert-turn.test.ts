@@ -178,6 +178,22 @@ describe('revertTurn(id) undoes one turn and keeps the later ones', () => {
     expect(result.files[0]).toMatchObject({ conflict: false, merge: { status: 'clean' } });
   });
 
+  it('a rewind inside the latest turn does not end it: files the tools wrote after it are reverted too', async () => {
+    const project = tempProject();
+    project.write('f.txt', lines());
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await toolWrite(manager, project, 'f.txt', lines({ 3: 'agent' }));
+    await manager.rewindFiles(turn); // an undo point, not a user message
+    await toolWrite(manager, project, 'f.txt', lines({ 4: 'agent again' }));
+    await toolWrite(manager, project, 'made.txt', 'made after the rewind\n');
+
+    const result = await manager.revertTurn(turn);
+    expect(result.filesChanged).toEqual([project.file('f.txt'), project.file('made.txt')]);
+    expect(project.read('f.txt').toString()).toBe(lines());
+    expect(project.exists('made.txt')).toBe(false);
+  });
+
   it('records what it wrote: a reopened session finds no conflict in a merged file', async () => {
     const project = tempProject();
     const { manager, first, third } = await threeTurns(project);
