@@ -67,7 +67,8 @@ export function revertChoice(session: Session, turn: CheckpointInfo, options: { 
   const onConflict = options.onConflict ?? 'skip';
   if (!revertConflictChoices.includes(onConflict)) throw invalidChoice(what, onConflict, revertConflictChoices);
   const state = session.state;
-  const next = state.checkpoints[turn.index + 1];
+  // A turn ends at the next user message: an undo point a rewind took meanwhile is no turn of its own.
+  const next = state.checkpoints.find((checkpoint) => checkpoint.index > turn.index && checkpoint.reason === 'message');
   const afterTurn = (tracked: TrackedPath): FileState | undefined => (next === undefined ? tracked.lastWrite?.state : state.versionAt(tracked, next.index).state);
   const chosen = selectionOf(session, options.paths, what);
   let select = chosen;

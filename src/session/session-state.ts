@@ -207,21 +207,38 @@ export class SessionState {
         const begin = this.interruptedRewind;
         this.interruptedRewind = undefined;
         if (begin === undefined || begin.rewindId !== record.rewindId) return;
-        // What the rewind wrote becomes the known content of each changed file.
-        const target = this.checkpointsById.get(record.status === 'complete' ? begin.target : begin.undoCheckpointId);
+        const complete = record.status === 'complete';
+        const target = this.checkpointsById.get(complete ? begin.target : begin.undoCheckpointId);
         if (target === undefined) return;
-        const written = record.status === 'complete' ? writtenStates(begin) : undefined;
+        const written = complete ? writtenStates(begin) : undefined;
+        const before = this.checkpointsById.get(begin.undoCheckpointId);
         for (const stored of record.filesChanged) {
           const tracked = this.paths.get(fromStoredPath(stored, this.root));
           if (tracked === undefined) continue;
           const state = written?.get(stored);
-          tracked.lastWrite = { state: state ?? this.versionAt(tracked, target.index).state };
+          // What a completed rewind wrote becomes what the tools last wrote. A rolled-back one wrote nothing
+          // that stays: what the tools last wrote is as before it, and someone else's edit is still theirs.
+          if (complete) tracked.lastWrite = { state: this.writtenByRewind(tracked, state, target, before) };
           // A merged file's content comes from the tool calls of both sides: its calls stay as they were.
           if (state === undefined && (tracked.writeLine !== undefined || tracked.writeLineChanges !== undefined)) this.changeWriteLine(tracked, this.writeLineAt(tracked, target.index));
         }
         return;
       }
     }
+  }
+
+  /**
+   * What the tools' side of a file is after a completed rewind to `target`:
+   * the state it wrote, or, for a merge (`computed`) that kept someone else's
+   * edit (the file was not what the tools last wrote when the rewind began),
+   * the restored version; the edit stays someone else's, so a later merge
+   * keeps it and a later rewind counts it as a conflict.
+   */
+  private writtenByRewind(tracked: TrackedPath, computed: FileState | undefined, target: CheckpointInfo, before: CheckpointInfo | undefined): FileState {
+    const restored = this.versionAt(tracked, target.index).state;
+    if (computed === undefined) return restored;
+    const keptOtherEdit = before !== undefined && tracked.lastWrite !== undefined && !sameState(this.versionAt(tracked, before.index).state, tracked.lastWrite.state);
+    return keptOtherEdit ? restored : computed;
   }
 
   /**

@@ -12,7 +12,8 @@ import { createSandbox, type Sandbox } from './helpers/sandbox.js';
  * Races. A second process swaps a tracked file (and a tracked file the agent
  * created) and their parent directory between a regular file, a symlink to a
  * canary outside the project, a directory and nothing, in a tight loop, while
- * this process rewinds over and over. The canaries — a file outside the
+ * this process rewinds over and over (some rounds revert the turn or merge,
+ * writing what they computed from the file as they read it). The canaries — a file outside the
  * project and a directory of canaries that a swapped-in link points to — must
  * never be written, truncated, chmodded, linked, deleted or added to. Another
  * process renames hard links of a canary over a tracked file that a rewind
@@ -40,11 +41,32 @@ function fingerprint(file: string): string {
   });
 }
 
+/** Ten lines of top.txt; `edits` replaces some of them (a tool's line and someone else's merge cleanly). */
+function topText(edits: Record<number, string> = {}): string {
+  return Array.from({ length: 10 }, (_, index) => `${edits[index + 1] ?? (index === 0 ? 'top original' : `top line ${index + 1}`)}\n`).join('');
+}
+
 function canaryState(outside: string): Record<string, string> {
   const state: Record<string, string> = { 'canary.txt': fingerprint(path.join(outside, 'canary.txt')) };
   for (const name of fs.readdirSync(path.join(outside, 'canaries')).sort()) state[`canaries/${name}`] = fingerprint(path.join(outside, 'canaries', name));
   state['canaries/'] = JSON.stringify({ names: fs.readdirSync(path.join(outside, 'canaries')).sort(), mode: fs.lstatSync(path.join(outside, 'canaries')).mode.toString(8) });
   return state;
+}
+
+/**
+ * A merging round's setup: the tools write top.txt (a tool's line 2) and
+ * someone else edits its line 9 after them; the tools' last write of
+ * dir/file.txt is recorded as whatever the swapper left there (a link, a
+ * directory or nothing are recorded, or refused, as they are).
+ */
+async function toolsThenSomeoneElse(manager: CheckpointManager, root: string, round: number): Promise<void> {
+  await manager.trackEdit('top.txt');
+  fs.writeFileSync(path.join(root, 'top.txt'), topText({ 2: `agent ${round}` }));
+  await manager.recordWrite('top.txt');
+  await manager.recordWrite('dir/file.txt').catch((error: unknown) => {
+    if (!RewindableError.isInstance(error)) throw error;
+  });
+  fs.writeFileSync(path.join(root, 'top.txt'), topText({ 2: `agent ${round}`, 9: `someone else ${round}` }));
 }
 
 describe('races: a second process swaps files and directories while rewinds run', () => {
@@ -61,7 +83,7 @@ describe('races: a second process swaps files and directories while rewinds run'
     }
     fs.mkdirSync(path.join(root, 'dir'));
     fs.writeFileSync(path.join(root, 'dir', 'file.txt'), 'original\n', { mode: 0o644 });
-    fs.writeFileSync(path.join(root, 'top.txt'), 'top original\n');
+    fs.writeFileSync(path.join(root, 'top.txt'), topText());
     const before = canaryState(outside);
 
     const manager = await CheckpointManager.open({ cwd: root, storeDir: sandbox.store, durability: 'none' });
@@ -69,7 +91,7 @@ describe('races: a second process swaps files and directories while rewinds run'
     for (const file of ['dir/file.txt', 'dir/created.txt', 'top.txt']) await manager.trackEdit(file);
     fs.writeFileSync(path.join(root, 'dir', 'file.txt'), 'edited by the agent\n');
     fs.writeFileSync(path.join(root, 'dir', 'created.txt'), 'created by the agent\n');
-    fs.writeFileSync(path.join(root, 'top.txt'), 'top edited\n');
+    fs.writeFileSync(path.join(root, 'top.txt'), topText({ 2: 'top edited' }));
 
     const seed = Date.now() % 1_000_000;
     const stopFile = path.join(sandbox.base, 'stop');
@@ -82,13 +104,24 @@ describe('races: a second process swaps files and directories while rewinds run'
     const count = (key: string) => (outcomes[key] = (outcomes[key] ?? 0) + 1);
     try {
       for (let round = 0; round < rounds; round += 1) {
-        if (round % 4 === 0) fs.writeFileSync(path.join(root, 'top.txt'), `top round ${round}\n`);
+        if (round % 4 === 0) fs.writeFileSync(path.join(root, 'top.txt'), topText({ 9: `round ${round}` }));
+        // Every third round merges: the tools write top.txt and someone else edits another line of it after
+        // them, and the tools' last write of dir/file.txt is whatever the swapper left there, so a merge of it
+        // reads the file and (conflicting, with markers) writes what it computed, while the swapper runs.
+        const merging = round % 3 === 1;
         try {
+          if (merging) await toolsThenSomeoneElse(manager, root, round);
           // Every fifth round a selective rewind (the directory the swapper moves, and a file beside it), as exposed as a full one.
           const paths = round % 5 === 2 ? { paths: ['dir', 'top.txt'] } : {};
-          const result = await manager.rewindFiles(first, { dryRun: round % 10 === 9, ...paths });
+          const dryRun = round % 10 === 9;
+          const result = !merging
+            ? await manager.rewindFiles(first, { dryRun, ...paths })
+            : round % 2 === 0
+              ? await manager.revertTurn(first, { dryRun, onConflict: 'markers' })
+              : await manager.rewindFiles(first, { dryRun, onConflict: round % 4 === 1 ? 'merge' : 'markers' });
           count(result.canRewind ? 'rewound' : `refused: ${result.errorCode}`);
           for (const skipped of result.skipped ?? []) count(`skipped ${skipped.reason}`);
+          for (const file of result.files ?? []) if (!dryRun && file.merge !== undefined) count(`merged ${path.basename(file.path)} (${file.merge.status})`);
         } catch (error) {
           expect(RewindableError.isInstance(error), `round ${round} (swapper seed ${seed}): ${String(error)}`).toBe(true);
           count(`failed: ${(error as RewindableError).code}`);
@@ -106,13 +139,17 @@ describe('races: a second process swaps files and directories while rewinds run'
     // The rewinds met links and moved directories, and still did their work in between.
     expect(outcomes.rewound).toBeGreaterThan(rounds / 2);
     expect((outcomes['skipped symlink'] ?? 0) + (outcomes['skipped parent-changed'] ?? 0)).toBeGreaterThan(10);
+    // The merging rounds wrote clean merges of top.txt, and merged the swapped file as they read it (top.txt never conflicts).
+    expect(outcomes['merged top.txt (clean)'] ?? 0, JSON.stringify(outcomes)).toBeGreaterThan(rounds / 10);
+    const swappedMerges = (outcomes['merged file.txt (clean)'] ?? 0) + (outcomes['merged file.txt (conflict)'] ?? 0) + (outcomes['skipped merge-conflict'] ?? 0);
+    expect(swappedMerges, JSON.stringify(outcomes)).toBeGreaterThan(10);
 
     // Once the layout is back, nothing was lost: the last rewind restores the checkpoint exactly.
     await manager.rewindFiles(first);
     expect(fs.readFileSync(path.join(root, 'dir', 'file.txt'), 'utf8')).toBe('original\n');
     expect(fs.statSync(path.join(root, 'dir', 'file.txt')).mode & 0o777).toBe(0o644);
     expect(fs.existsSync(path.join(root, 'dir', 'created.txt'))).toBe(false);
-    expect(fs.readFileSync(path.join(root, 'top.txt'), 'utf8')).toBe('top original\n');
+    expect(fs.readFileSync(path.join(root, 'top.txt'), 'utf8')).toBe(topText());
     await manager.close();
     console.info(`races: ${rounds} rewind rounds against ${swapped.iterations} swaps (seed ${seed})`, outcomes);
   }, 180_000);

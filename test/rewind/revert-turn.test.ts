@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CheckpointManager } from '../../src/index.js';
+import { errnoError, instrumentFs } from '../durability/helpers/fs-instrument.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
 
 /** Ten numbered lines; `edits` replaces some of them. */
@@ -178,6 +179,41 @@ describe('revertTurn(id) undoes one turn and keeps the later ones', () => {
     expect(result.files[0]).toMatchObject({ conflict: false, merge: { status: 'clean' } });
   });
 
+  it('reverting the latest turn again changes nothing: the edit made after the tools stays', async () => {
+    const project = tempProject();
+    project.write('f.txt', lines());
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await toolWrite(manager, project, 'f.txt', lines({ 3: 'agent' }));
+    project.write('f.txt', lines({ 3: 'agent', 9: 'user' }));
+    await manager.revertTurn(turn);
+
+    const preview = await manager.revertTurn(turn, { dryRun: true });
+    const again = await manager.revertTurn(turn);
+    for (const answer of [preview, again]) expect(answer).toMatchObject({ filesChanged: [], skipped: [] });
+    expect(project.read('f.txt').toString()).toBe(lines({ 9: 'user' }));
+    // The edit is still someone else's: a rewind that skips conflicts leaves it alone.
+    const skipping = await manager.rewindFiles(turn, { skipConflicts: true });
+    expect(skipping).toMatchObject({ filesChanged: [], skippedByReason: { conflict: 1 } });
+    expect(project.read('f.txt').toString()).toBe(lines({ 9: 'user' }));
+  });
+
+  it('a rewind inside the latest turn does not end it: files the tools wrote after it are reverted too', async () => {
+    const project = tempProject();
+    project.write('f.txt', lines());
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    await toolWrite(manager, project, 'f.txt', lines({ 3: 'agent' }));
+    await manager.rewindFiles(turn); // an undo point, not a user message
+    await toolWrite(manager, project, 'f.txt', lines({ 4: 'agent again' }));
+    await toolWrite(manager, project, 'made.txt', 'made after the rewind\n');
+
+    const result = await manager.revertTurn(turn);
+    expect(result.filesChanged).toEqual([project.file('f.txt'), project.file('made.txt')]);
+    expect(project.read('f.txt').toString()).toBe(lines());
+    expect(project.exists('made.txt')).toBe(false);
+  });
+
   it('records what it wrote: a reopened session finds no conflict in a merged file', async () => {
     const project = tempProject();
     const { manager, first, third } = await threeTurns(project);
@@ -242,6 +278,38 @@ describe("rewindFiles(id, { onConflict: 'merge' }) keeps edits made after the to
 
     await manager.rewindFiles(turn, { onConflict: 'markers' });
     expect(project.read('f.txt').toString()).toContain('<<<<<<< current\nuser over agent\n||||||| written by the tools\nagent\n=======\nline 2\n>>>>>>> checkpoint');
+  });
+
+  it('a second merge rewind changes nothing: the other edit stays, and stays a conflict', async () => {
+    const project = tempProject();
+    const { manager, turn } = await agentThenUser(project, { 9: 'user' });
+    await manager.rewindFiles(turn, { onConflict: 'merge' });
+
+    const preview = await manager.rewindFiles(turn, { dryRun: true, onConflict: 'merge' });
+    const again = await manager.rewindFiles(turn, { onConflict: 'merge' });
+    for (const answer of [preview, again]) expect(answer).toMatchObject({ filesChanged: [], skipped: [] });
+    expect(project.read('f.txt').toString()).toBe(lines({ 9: 'user' }));
+    const skipping = await manager.rewindFiles(turn, { skipConflicts: true });
+    expect(skipping).toMatchObject({ filesChanged: [], skippedByReason: { conflict: 1 } });
+    expect(project.read('f.txt').toString()).toBe(lines({ 9: 'user' }));
+  });
+
+  it('a merge rewind rolled back after a failed write keeps the other edit when tried again', async () => {
+    const project = tempProject();
+    const { manager, turn } = await agentThenUser(project, { 9: 'user' });
+    await toolWrite(manager, project, 'z.txt', 'created by the tools\n');
+    // The rewind merges f.txt, then fails to delete z.txt (deletions come last), and rolls f.txt back.
+    const restore = instrumentFs(['unlinkSync'], (name, args) => (String(args[0]).endsWith('/z.txt') ? errnoError('EIO', name) : undefined));
+    try {
+      await expect(manager.rewindFiles(turn, { onConflict: 'merge' })).rejects.toMatchObject({ code: 'REWIND_FAILED' });
+    } finally {
+      restore();
+    }
+    expect(project.read('f.txt').toString()).toBe(lines({ 2: 'agent', 9: 'user' }));
+
+    const again = await manager.rewindFiles(turn, { onConflict: 'merge' });
+    expect(again.files.find((file) => file.path === project.file('f.txt'))).toMatchObject({ merge: { status: 'clean' } });
+    expect(project.read('f.txt').toString()).toBe(lines({ 9: 'user' }));
   });
 
   it('rejects skipConflicts with a different onConflict', async () => {

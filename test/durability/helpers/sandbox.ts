@@ -29,16 +29,6 @@ export function createSandbox(prefix = 'rewindable-durability-'): Sandbox {
   const store = path.join(base, 'store');
   const outside = path.join(base, 'outside');
   for (const directory of [root, store, outside]) fs.mkdirSync(directory);
-  const walk = (visit: (relative: string, full: string, entry: fs.Dirent) => void) => {
-    const descend = (directory: string) => {
-      for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
-        const full = path.join(directory, entry.name);
-        if (entry.isDirectory()) descend(full);
-        else visit(path.relative(root, full), full, entry);
-      }
-    };
-    descend(root);
-  };
   return {
     base,
     root,
@@ -51,17 +41,10 @@ export function createSandbox(prefix = 'rewindable-durability-'): Sandbox {
         fs.writeFileSync(file, Buffer.from(content, 'latin1'));
       }
     },
-    files() {
-      const found: FileSet = {};
-      walk((relative, full, entry) => {
-        if (temporaryFilePattern.test(entry.name)) return;
-        found[relative] = entry.isFile() ? fs.readFileSync(full).toString('latin1') : `<${entry.isSymbolicLink() ? 'symlink' : 'special'}>`;
-      });
-      return found;
-    },
+    files: () => projectFiles(root),
     temporaryFiles() {
       const found: string[] = [];
-      walk((relative, _full, entry) => {
+      walk(root, (relative, _full, entry) => {
         if (temporaryFilePattern.test(entry.name)) found.push(relative);
       });
       return found;
@@ -69,6 +52,27 @@ export function createSandbox(prefix = 'rewindable-durability-'): Sandbox {
     logPath: (sessionId) => path.join(store, 'projects', encodeProjectKey(root), `${sessionId}.jsonl`),
     dispose: () => fs.rmSync(base, { recursive: true, force: true }),
   };
+}
+
+/** Every regular file under `root` (temporary files of atomic writes aside), as latin1 strings; links and others by kind. */
+export function projectFiles(root: string): FileSet {
+  const found: FileSet = {};
+  walk(root, (relative, full, entry) => {
+    if (temporaryFilePattern.test(entry.name)) return;
+    found[relative] = entry.isFile() ? fs.readFileSync(full).toString('latin1') : `<${entry.isSymbolicLink() ? 'symlink' : 'special'}>`;
+  });
+  return found;
+}
+
+function walk(root: string, visit: (relative: string, full: string, entry: fs.Dirent) => void): void {
+  const descend = (directory: string) => {
+    for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
+      const full = path.join(directory, entry.name);
+      if (entry.isDirectory()) descend(full);
+      else visit(path.relative(root, full), full, entry);
+    }
+  };
+  descend(root);
 }
 
 /** The log's complete lines, parsed leniently (no checksum check): what the test reads to know how far a run got. */
