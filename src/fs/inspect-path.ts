@@ -44,7 +44,7 @@ export interface InspectOptions {
 export function inspectPath(filePath: string, options: InspectOptions, directories?: DirectoryCache): ObservedPath {
   const parent = directories !== undefined ? directories.open(path.dirname(filePath)) : PinnedDirectory.open(path.dirname(filePath));
   if (typeof parent === 'string') {
-    if (parent !== 'missing') return unsafeParent(parentReason(parent));
+    if (parent !== 'missing') return unsafeParent(`its parent directory ${describeFailure(parent)}`);
     const ancestors = findMissingParents(path.dirname(filePath));
     if ('problem' in ancestors) return unsafeParent(ancestors.problem);
     return ancestors.missing > 0 ? { state: absent, missingParents: ancestors.missing } : { state: absent };
@@ -142,10 +142,6 @@ function unsafeParent(reason: string): ObservedPath {
 
 function tooLarge(stat: fs.BigIntStats): ObservedPath {
   return { state: { kind: 'too-large', size: Number(stat.size) }, stat };
-}
-
-function parentReason(failure: Exclude<PinFailure, 'missing'>): string {
-  return `its parent directory ${describeFailure(failure)}`;
 }
 
 function describeFailure(failure: Exclude<PinFailure, 'missing'>): string {
