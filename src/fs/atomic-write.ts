@@ -141,13 +141,12 @@ function writeTemporaryFile(directory: EntryDirectory, name: string, bytes: Uint
  * swept (its files are someone else's), and only regular files with a single
  * link are removed, each by its name in the directory that was opened.
  */
-export function sweepTemporaryFiles(directory: string): number {
+export function sweepTemporaryFiles(directory: string): void {
   const cutoffMs = Date.now() - 30_000;
   let pinned: ReturnType<typeof PinnedDirectory.open> | undefined;
-  let removed = 0;
   try {
     pinned = PinnedDirectory.open(directory);
-    if (typeof pinned === 'string') return 0;
+    if (typeof pinned === 'string') return;
     for (const name of pinned.names() ?? []) {
       if (!temporaryPattern.test(name)) continue;
       try {
@@ -156,7 +155,6 @@ export function sweepTemporaryFiles(directory: string): number {
         // Where names resolve by path, the directory is checked again right before the removal.
         if (pinned.handlePath() === undefined && !pinned.isStillAtPath()) break;
         fs.unlinkSync(pinned.entry(name));
-        removed += 1;
       } catch {
         // Gone already, or not ours to remove.
       }
@@ -166,5 +164,4 @@ export function sweepTemporaryFiles(directory: string): number {
   } finally {
     if (typeof pinned === 'object') pinned.close();
   }
-  return removed;
 }
