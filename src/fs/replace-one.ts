@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { writeFileAtomicallySync } from './atomic-write.js';
-import { checkEntry, type EntryRefusal, type ExpectedEntry } from './entry.js';
+import { checkEntry, type CheckOptions, type EntryRefusal, type ExpectedEntry } from './entry.js';
 import { directoryAtHandle } from './pinned-directory.js';
 import { statSignature, wallClockNs } from './stat-signature.js';
 
@@ -12,7 +12,7 @@ import { statSignature, wallClockNs } from './stat-signature.js';
  * bytes of a batch and of its results travel packed (`packBytes`).
  */
 
-export interface ReplaceJob {
+export interface ReplaceJob extends Pick<CheckOptions, 'maxBytes'> {
   /** The pinned directory's handle path, and the path it must still resolve to. */
   directoryHandle: string;
   directoryPath: string;
@@ -31,8 +31,6 @@ export interface ReplaceJob {
    */
   returnPrevious?: boolean;
   durable: boolean;
-  /** An entry larger than this is not read to compare it: it is not what was seen. */
-  maxBytes: number;
 }
 
 export type ReplaceResult =

@@ -54,21 +54,19 @@ serveTasks<Batch | 'warm-up', BatchReply>((message) => {
  */
 function warmUp(): void {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-warm-up-'));
+  let pinned: ReturnType<typeof PinnedDirectory.open> | undefined;
   try {
-    const pinned = PinnedDirectory.open(fs.realpathSync(directory));
+    pinned = PinnedDirectory.open(fs.realpathSync(directory));
     if (typeof pinned === 'string' || pinned.handlePath() === undefined) return;
-    try {
-      const bytes = new Uint8Array(64);
-      const base = { directoryHandle: pinned.handlePath()!, directoryPath: pinned.path, name: 'file', bytes, mode: 0o600, durable: false, maxBytes: 1024 };
-      const written = { kind: 'file', sha256: sha256(bytes), mode: 0o600 } as const;
-      const stop = new Int32Array(1);
-      replaceOne({ ...base, expected: { kind: 'absent' } }, stop);
-      replaceOne({ ...base, expected: written }, stop);
-      replaceOne({ ...base, expected: written, bytes: new Uint8Array(0), remove: true }, stop);
-    } finally {
-      pinned.close();
-    }
+    const bytes = new Uint8Array(64);
+    const base = { directoryHandle: pinned.handlePath()!, directoryPath: pinned.path, name: 'file', bytes, mode: 0o600, durable: false, maxBytes: 1024 };
+    const written = { kind: 'file', sha256: sha256(bytes), mode: 0o600 } as const;
+    const stop = new Int32Array(1);
+    replaceOne({ ...base, expected: { kind: 'absent' } }, stop);
+    replaceOne({ ...base, expected: written }, stop);
+    replaceOne({ ...base, expected: written, bytes: new Uint8Array(0), remove: true }, stop);
   } finally {
+    if (typeof pinned === 'object') pinned.close();
     fs.rmSync(directory, { recursive: true, force: true });
   }
 }
