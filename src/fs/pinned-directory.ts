@@ -159,7 +159,7 @@ export function pinNearestDirectory(directory: string): { pinned: PinnedDirector
 export function pinCreatingParents(filePath: string): PinnedDirectory | PinFailure {
   const nearest = pinNearestDirectory(path.dirname(filePath));
   if ('failure' in nearest) return nearest.failure;
-  let current: PinnedDirectory | PinFailure = nearest.pinned;
+  let current = nearest.pinned;
   for (const name of nearest.missing) {
     try {
       fs.mkdirSync(current.entry(name));
