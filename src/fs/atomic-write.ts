@@ -6,13 +6,8 @@ import { noFollow, PinnedDirectory, type EntryDirectory } from './pinned-directo
 /** 12 hex digits unique to this process and call: random per process, then a counter (no syscall per file). */
 const processPrefix = randomBytes(3).toString('hex');
 let temporaryCounter = 0;
-function uniqueSuffix(): string {
-  temporaryCounter = (temporaryCounter + 1) % 0x1000000;
-  return `${processPrefix}${temporaryCounter.toString(16).padStart(6, '0')}`;
-}
 
-/** Temporary files end with this, so ones left by a crash can be recognised and swept. */
-const temporarySuffix = '.rewindable-tmp';
+/** The names of temporary files, so that ones left by a crash can be recognised and swept. */
 const temporaryPattern = /^\..*\.[0-9a-f]{12}\.rewindable-tmp$/s;
 /**
  * At most this many bytes of a name go into its temporary file's name, which
@@ -20,23 +15,18 @@ const temporaryPattern = /^\..*\.[0-9a-f]{12}\.rewindable-tmp$/s;
  * not characters: 180 characters of CJK text are 540 bytes.
  */
 const keptNameBytes = 180;
+const encoder = new TextEncoder();
 
 /** A fresh name for a temporary file next to `name` (hidden, unique to this process and call, recognised by the sweep). */
 export function temporaryName(name: string): string {
-  return `.${headOf(name, keptNameBytes)}.${uniqueSuffix()}${temporarySuffix}`;
+  temporaryCounter = (temporaryCounter + 1) % 0x1000000;
+  return `.${headOf(name)}.${processPrefix}${temporaryCounter.toString(16).padStart(6, '0')}.rewindable-tmp`;
 }
 
-/** The longest start of `name` of at most `maxBytes` bytes in UTF-8, cut between characters. */
-function headOf(name: string, maxBytes: number): string {
-  if (Buffer.byteLength(name) <= maxBytes) return name;
-  let head = '';
-  let bytes = 0;
-  for (const character of name) {
-    bytes += Buffer.byteLength(character);
-    if (bytes > maxBytes) break;
-    head += character;
-  }
-  return head;
+/** The longest start of `name` of at most `keptNameBytes` bytes in UTF-8: `encodeInto` stops before a character that does not fit whole. */
+function headOf(name: string): string {
+  if (Buffer.byteLength(name) <= keptNameBytes) return name;
+  return name.slice(0, encoder.encodeInto(name, new Uint8Array(keptNameBytes)).read);
 }
 
 /**
@@ -71,7 +61,7 @@ export interface PreparedWrite {
  * until the write is committed or discarded: both go through it.
  */
 export async function prepareAtomicWrite(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number | 'umask', durable: boolean): Promise<PreparedWrite> {
-  const { temporaryEntry, fd } = writeTemporaryFile(directory, name, bytes, mode);
+  const { temporaryEntry, fd } = writeTemporaryFile(directory, name, bytes, mode, false);
   try {
     try {
       if (durable) await flushFile(fd);
@@ -107,13 +97,9 @@ export async function prepareAtomicWrite(directory: EntryDirectory, name: string
  * files one after another (replace-one.ts): its flush blocks this thread only.
  */
 export function writeFileAtomicallySync(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): void {
-  const { temporaryEntry, fd } = writeTemporaryFile(directory, name, bytes, mode);
+  const { temporaryEntry, fd } = writeTemporaryFile(directory, name, bytes, mode, durable);
   try {
-    try {
-      if (durable) fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    fs.closeSync(fd);
     fs.renameSync(temporaryEntry, directory.entry(name));
   } catch (error) {
     fs.rmSync(temporaryEntry, { force: true });
@@ -121,8 +107,8 @@ export function writeFileAtomicallySync(directory: EntryDirectory, name: string,
   }
 }
 
-/** A new temporary file next to `name` holding `bytes` with `mode` applied, still open (the caller flushes and closes it). */
-function writeTemporaryFile(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number | 'umask'): { temporaryEntry: string; fd: number } {
+/** A new temporary file next to `name` holding `bytes` with `mode` applied (and flushed when `flushNow`), still open: the caller closes it. */
+function writeTemporaryFile(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number | 'umask', flushNow: boolean): { temporaryEntry: string; fd: number } {
   const createMode = mode === 'umask' ? 0o666 : 0o600;
   let temporaryEntry = '';
   let fd = -1;
@@ -138,6 +124,7 @@ function writeTemporaryFile(directory: EntryDirectory, name: string, bytes: Uint
   try {
     writeAll(fd, bytes);
     if (mode !== 'umask') fs.fchmodSync(fd, mode); // exact mode, whatever the umask
+    if (flushNow) fs.fsyncSync(fd);
   } catch (error) {
     fs.closeSync(fd);
     fs.rmSync(temporaryEntry, { force: true });
@@ -148,19 +135,18 @@ function writeTemporaryFile(directory: EntryDirectory, name: string, bytes: Uint
 
 /**
  * Removes temporary files a crashed write left in `directory`. Only files
- * older than `minimumAgeMs` go: another session may be writing in the same
+ * older than 30 seconds go: another session may be writing in the same
  * directory right now. The directory is pinned like any directory a write
  * goes to: one that is now a link, or no longer where its path says, is not
  * swept (its files are someone else's), and only regular files with a single
  * link are removed, each by its name in the directory that was opened.
  */
-export function sweepTemporaryFiles(directory: string, minimumAgeMs = 30_000): number {
-  const cutoffMs = Date.now() - minimumAgeMs;
+export function sweepTemporaryFiles(directory: string): void {
+  const cutoffMs = Date.now() - 30_000;
   let pinned: ReturnType<typeof PinnedDirectory.open> | undefined;
-  let removed = 0;
   try {
     pinned = PinnedDirectory.open(directory);
-    if (typeof pinned === 'string') return 0;
+    if (typeof pinned === 'string') return;
     for (const name of pinned.names() ?? []) {
       if (!temporaryPattern.test(name)) continue;
       try {
@@ -169,7 +155,6 @@ export function sweepTemporaryFiles(directory: string, minimumAgeMs = 30_000): n
         // Where names resolve by path, the directory is checked again right before the removal.
         if (pinned.handlePath() === undefined && !pinned.isStillAtPath()) break;
         fs.unlinkSync(pinned.entry(name));
-        removed += 1;
       } catch {
         // Gone already, or not ours to remove.
       }
@@ -179,5 +164,4 @@ export function sweepTemporaryFiles(directory: string, minimumAgeMs = 30_000): n
   } finally {
     if (typeof pinned === 'object') pinned.close();
   }
-  return removed;
 }

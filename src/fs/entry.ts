@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Refusal } from '../refusal.js';
-import { readRegularFile } from './inspect-path.js';
+import { readRegularFile, type ObservedPath } from './inspect-path.js';
 import type { EntryDirectory } from './pinned-directory.js';
 import { statSignature } from './stat-signature.js';
 
@@ -21,10 +21,7 @@ export type ExpectedEntry =
 export type EntryRefusal = Extract<Refusal, 'symlink' | 'hard-link' | 'not-regular' | 'parent-changed' | 'changed-during-rewind'>;
 
 /** An entry found as expected: its lstat (none when absent), and its bytes when they were read. */
-export interface CheckedEntry {
-  stat?: fs.BigIntStats;
-  content?: Buffer;
-}
+export type CheckedEntry = Pick<ObservedPath, 'stat' | 'content'>;
 
 export interface CheckOptions {
   /** An entry larger than this is not read to compare it: it is not what was seen. */

@@ -31,11 +31,11 @@ export async function flushDirectory(directory: string): Promise<void> {
   }
 }
 
-/** Writes the whole buffer at the fd's current position (or at `position`), looping over short writes. */
-export function writeAll(fd: number, bytes: Uint8Array, position?: number): void {
+/** Writes the whole buffer at the fd's current position, looping over short writes. */
+export function writeAll(fd: number, bytes: Uint8Array): void {
   let written = 0;
   while (written < bytes.length) {
-    written += fs.writeSync(fd, bytes, written, bytes.length - written, position === undefined ? null : position + written);
+    written += fs.writeSync(fd, bytes, written, bytes.length - written, null);
   }
 }
 

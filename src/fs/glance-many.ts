@@ -2,9 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Observation } from '../schemas.js';
 import { WorkerPool, workerModule } from '../util/worker-pool.js';
-import { lstatFields, visitFields } from './lstat-fields.js';
-import { stillAsSeen, type StatKey } from './stat-signature.js';
-import type { LstatReply } from './workers/lstat-worker.js';
+import { lstatFields, visitFields, type VisitPath } from './lstat-fields.js';
+import { stillAsSeen } from './stat-signature.js';
 
 /**
  * Plain lstats of many paths at once. Checking a tree of tens of thousands
@@ -28,30 +27,18 @@ import type { LstatReply } from './workers/lstat-worker.js';
 export const minimumForWorkers = 8192;
 
 /** Two threads, as git's preloaded index uses a few: the kernel's path lookups, not the cores, are what they overlap. */
-const pool = new WorkerPool<string[], LstatReply>(workerModule(import.meta.url, 'lstat-worker'), 2);
+const pool = new WorkerPool<string[], Float64Array<ArrayBuffer>>(workerModule(import.meta.url, 'lstat-worker'), 2);
 
-/**
- * Lstats every path and calls `visit` with each one's index and findings,
- * in order of index: `file` for a regular file, with its signature's fields
- * and link count; `other` for anything else (absent, not a file, not
- * readable), which has nothing to compare. `key` is one object reused for
- * every call: copy what must be kept.
- */
-export async function glanceMany(paths: readonly string[], visit: (index: number, kind: 'file' | 'other', key: StatKey, nlink: number) => void): Promise<void> {
+/** Lstats every path and calls `visit` with each one's findings, in order of index. */
+export async function glanceMany(paths: readonly string[], visit: VisitPath): Promise<void> {
   const workers = paths.length >= minimumForWorkers ? pool.get() : undefined;
   if (workers !== undefined) {
     const size = Math.ceil(paths.length / workers.length);
-    let parts: LstatReply[] | undefined;
-    try {
-      parts = await Promise.all(workers.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size))));
-    } catch {
-      // A worker that failed or exited: the pool is gone, and this batch is done here (nothing was visited yet).
-    }
+    // A worker that failed or exited: the pool is gone, and this batch is done here (nothing was visited yet).
+    const parts = await Promise.all(workers.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size)))).catch(() => undefined);
     if (parts !== undefined) {
-      parts.forEach(({ fields, threadId }, index) => {
-        if (threadId !== 0) glancedOnWorkers += Math.max(0, Math.min(size, paths.length - index * size));
-        visitFields(fields, index * size, visit);
-      });
+      glancedOnWorkers += paths.length;
+      parts.forEach((fields, index) => visitFields(fields, index * size, visit));
       return;
     }
   }

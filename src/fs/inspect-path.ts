@@ -44,9 +44,8 @@ export interface InspectOptions {
 export function inspectPath(filePath: string, options: InspectOptions, directories?: DirectoryCache): ObservedPath {
   const parent = directories !== undefined ? directories.open(path.dirname(filePath)) : PinnedDirectory.open(path.dirname(filePath));
   if (typeof parent === 'string') {
-    if (parent !== 'missing') return unsafeParent(parentReason(parent));
-    const ancestors = findMissingParents(path.dirname(filePath));
-    if ('problem' in ancestors) return unsafeParent(ancestors.problem);
+    const ancestors = parent === 'missing' ? findMissingParents(path.dirname(filePath)) : { problem: `its parent directory ${describeFailure(parent)}` };
+    if ('problem' in ancestors) return { state: { kind: 'unsafe-parent' }, reason: ancestors.problem };
     return ancestors.missing > 0 ? { state: absent, missingParents: ancestors.missing } : { state: absent };
   }
   try {
@@ -136,16 +135,8 @@ export function findMissingParents(directory: string): { missing: number } | { p
 
 const absent: FileState = { kind: 'absent' };
 
-function unsafeParent(reason: string): ObservedPath {
-  return { state: { kind: 'unsafe-parent' }, reason };
-}
-
 function tooLarge(stat: fs.BigIntStats): ObservedPath {
   return { state: { kind: 'too-large', size: Number(stat.size) }, stat };
-}
-
-function parentReason(failure: Exclude<PinFailure, 'missing'>): string {
-  return `its parent directory ${describeFailure(failure)}`;
 }
 
 function describeFailure(failure: Exclude<PinFailure, 'missing'>): string {

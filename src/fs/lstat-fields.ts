@@ -36,12 +36,15 @@ export function lstatFields(paths: readonly string[]): Float64Array<ArrayBuffer>
 }
 
 /**
- * Calls `visit` for each path of `fields`, numbered from `first`: `file`
- * with its key and link count for a regular file, `other` (absent, not a
- * file, not readable) with nothing to compare. `key` is one object reused
- * for every call: copy what must be kept.
+ * What a glance found at the path numbered `index`: `file` for a regular
+ * file, with its signature's fields and link count; `other` for anything
+ * else (absent, not a file, not readable), which has nothing to compare.
+ * `key` is one object reused for every call: copy what must be kept.
  */
-export function visitFields(fields: Float64Array, first: number, visit: (index: number, kind: 'file' | 'other', key: StatKey, nlink: number) => void): void {
+export type VisitPath = (index: number, kind: 'file' | 'other', key: StatKey, nlink: number) => void;
+
+/** Calls `visit` for each path of `fields`, numbered from `first`. */
+export function visitFields(fields: Float64Array, first: number, visit: VisitPath): void {
   const key: StatKey = { dev: 0, ino: 0, size: 0, mode: 0, mtimeMs: 0, ctimeMs: 0 };
   for (let at = 0, index = first; at < fields.length; at += fieldsPerPath, index += 1) {
     if (fields[at] !== isFile) {

@@ -21,14 +21,7 @@ export interface EntryDirectory {
 export function directoryAtHandle(handle: string, directoryPath: string): EntryDirectory {
   return {
     entry: (name) => `${handle}/${name}`,
-    isStillAtPath() {
-      try {
-        return fs.readlinkSync(handle) === directoryPath;
-      } catch (error) {
-        if (isGoneOrRedirected(error)) return false;
-        throw error;
-      }
-    },
+    isStillAtPath: () => unlessGone(() => fs.readlinkSync(handle) === directoryPath),
   };
 }
 
@@ -62,21 +55,18 @@ export class PinnedDirectory implements EntryDirectory {
       throw error;
     }
     const pinned = new PinnedDirectory(directory, fd);
+    let failure: PinFailure | undefined;
     try {
       // With O_DIRECTORY the open itself refuses anything else.
-      if (directoryFlag === 0 && !fs.fstatSync(fd).isDirectory()) {
-        pinned.close();
-        return 'not-directory';
-      }
-      if (!pinned.isStillAtPath()) {
-        pinned.close();
-        return 'moved';
-      }
+      if (directoryFlag === 0 && !fs.fstatSync(fd).isDirectory()) failure = 'not-directory';
+      else if (!pinned.isStillAtPath()) failure = 'moved';
     } catch (error) {
       pinned.close();
       throw error;
     }
-    return pinned;
+    if (failure === undefined) return pinned;
+    pinned.close();
+    return failure;
   }
 
   /**
@@ -110,17 +100,14 @@ export class PinnedDirectory implements EntryDirectory {
    * once would cost it its backup at that checkpoint.
    */
   isStillAtPath(): boolean {
-    try {
+    return unlessGone(() => {
       const actual = procFd ? fs.readlinkSync(`/proc/self/fd/${this.fd}`) : fs.realpathSync.native(this.path);
       if (actual !== this.path) return false;
       if (procFd) return true;
       const opened = fs.fstatSync(this.fd);
       const current = fs.lstatSync(this.path);
       return opened.ino === current.ino && opened.dev === current.dev;
-    } catch (error) {
-      if (isGoneOrRedirected(error)) return false;
-      throw error;
-    }
+    });
   }
 
   /**
@@ -172,7 +159,7 @@ export function pinNearestDirectory(directory: string): { pinned: PinnedDirector
 export function pinCreatingParents(filePath: string): PinnedDirectory | PinFailure {
   const nearest = pinNearestDirectory(path.dirname(filePath));
   if ('failure' in nearest) return nearest.failure;
-  let current: PinnedDirectory | PinFailure = nearest.pinned;
+  let current = nearest.pinned;
   for (const name of nearest.missing) {
     try {
       fs.mkdirSync(current.entry(name));
@@ -190,10 +177,15 @@ export function pinCreatingParents(filePath: string): PinnedDirectory | PinFailu
   return current;
 }
 
-/** Errors that mean the path no longer leads to the directory, as opposed to a failed read. */
-function isGoneOrRedirected(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP';
+/** `check`'s answer, or false when it fails because the path no longer leads to the directory; a failed read is thrown. */
+function unlessGone(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return false;
+    throw error;
+  }
 }
 
 function isLink(target: string): boolean {

@@ -1,5 +1,5 @@
 import { WorkerPool, workerModule, type TaskWorker } from '../util/worker-pool.js';
-import { replaceOne, type ReplaceJob, type ReplaceResult } from './replace-one.js';
+import { packBytes, replaceOne, type ReplaceJob, type ReplaceResult } from './replace-one.js';
 import type { Batch, BatchReply } from './workers/replace-worker.js';
 
 export { errorOf, type ReplaceJob, type ReplaceResult } from './replace-one.js';
@@ -60,15 +60,12 @@ const pool = new WorkerPool<Batch | 'warm-up', BatchReply>(workerModule(import.m
  */
 export class ReplaceMany {
   private readonly results: Array<ReplaceResult | undefined> = [];
-  /** Started at the first job that goes to them; `here` when they cannot run. */
+  /** Started at the first job that goes to them; `here` when they cannot run, or too few jobs are expected to be worth it. */
   private workers: ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>> | 'here' | undefined;
   private readonly stop = new Int32Array(new SharedArrayBuffer(4));
   private batch: { jobs: ReplaceJob[]; first: number; bytes: number } | undefined;
   private readonly running = new Set<Promise<void>>();
   private waitingBytes = 0;
-
-  /** Whether jobs may go to workers at all: enough of them (`expected`, the number the caller will add) to be worth it. */
-  private readonly worthWorkers: boolean;
 
   /**
    * `onResult` is called with each job's result as soon as it is known (the
@@ -81,7 +78,7 @@ export class ReplaceMany {
     private readonly onResult?: (index: number, result: ReplaceResult) => void,
   ) {
     const enough = expected >= (kind === 'removals' ? minimumRemovalsForWorkers : minimumForWorkers);
-    this.worthWorkers = enough && (pool.started || expected >= minimumForStartingWorkers);
+    if (!enough || (!pool.started && expected < minimumForStartingWorkers)) this.workers = 'here';
   }
 
   /** True once a job has failed: the caller need not add more. */
@@ -92,8 +89,8 @@ export class ReplaceMany {
   async add(job: ReplaceJob): Promise<void> {
     const index = this.results.length;
     this.results.push(undefined);
-    if (!this.worthWorkers || job.bytes.length > largestForWorkers || (this.workers ??= pool.get() ?? 'here') === 'here') {
-      this.settle(index, this.stopped ? { status: 'not-started' } : this.runHere(job));
+    if (job.bytes.length > largestForWorkers || (this.workers ??= pool.get() ?? 'here') === 'here') {
+      this.settle(index, replaceOne(job, this.stop));
       return;
     }
     this.batch ??= { jobs: [], first: index, bytes: 0 };
@@ -113,12 +110,6 @@ export class ReplaceMany {
     this.onResult?.(index, result);
   }
 
-  private runHere(job: ReplaceJob): ReplaceResult {
-    const result = replaceOne(job);
-    if (result.status === 'failed') Atomics.store(this.stop, 0, 1);
-    return result;
-  }
-
   private async send(): Promise<void> {
     const { jobs, first, bytes } = this.batch!;
     this.batch = undefined;
@@ -126,12 +117,13 @@ export class ReplaceMany {
     const workers = this.workers as ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>>;
     const worker = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
     this.waitingBytes += bytes;
-    const { batch, transfer } = batchOf(jobs, bytes, this.stop);
+    const packed = packBytes(jobs.map((job) => job.bytes));
+    const batch: Batch = { jobs: jobs.map((job, offset) => ({ ...job, bytes: packed.spans[offset]! })), bytes: packed.bytes, stop: this.stop };
     const done = worker
-      .run(batch, transfer)
+      .run(batch, [packed.bytes.buffer])
       .then(
-        ({ results, previous, threadId }) => {
-          if (threadId !== 0) jobsDoneOnWorkers += results.length;
+        ({ results, previous }) => {
+          jobsDoneOnWorkers += results.length;
           results.forEach((result, offset) => {
             const span = 'previous' in result ? result.previous : undefined;
             this.settle(first + offset, (span === undefined ? result : { ...result, previous: previous.subarray(span.start, span.end) }) as ReplaceResult);
@@ -188,21 +180,4 @@ export function startWorkersAfter(written: number): void {
 
 function warmUpWorkers(): void {
   for (const worker of pool.get() ?? []) worker.run('warm-up').catch(() => {}); // a pool that fails is given up by itself
-}
-
-/**
- * A batch as sent to a worker. Cloning each job's bytes would copy the whole
- * buffer under every one (a member of a bundle is a view into the bundle);
- * one buffer of exactly their bytes, moved, copies each once.
- */
-function batchOf(jobs: readonly ReplaceJob[], totalBytes: number, stop: Int32Array): { batch: Batch; transfer: ArrayBuffer[] } {
-  // Not zero-filled (every byte is set below), and never a slice of the shared pool: it is moved to the worker.
-  const bytes = Buffer.allocUnsafeSlow(totalBytes);
-  let at = 0;
-  const spans = jobs.map((job) => {
-    bytes.set(job.bytes, at);
-    at += job.bytes.length;
-    return { ...job, bytes: { start: at - job.bytes.length, end: at } };
-  });
-  return { batch: { jobs: spans, bytes, stop }, transfer: [bytes.buffer] };
 }

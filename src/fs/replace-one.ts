@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { writeFileAtomicallySync } from './atomic-write.js';
-import { checkEntry, type EntryRefusal, type ExpectedEntry } from './entry.js';
+import { checkEntry, type CheckOptions, type EntryRefusal, type ExpectedEntry } from './entry.js';
 import { directoryAtHandle } from './pinned-directory.js';
 import { statSignature, wallClockNs } from './stat-signature.js';
 
@@ -8,10 +8,11 @@ import { statSignature, wallClockNs } from './stat-signature.js';
  * One replacement (or removal) of a file, from the check to the rename, in
  * one synchronous run: what `ReplaceMany` does for each job, on this thread
  * or on a worker (replace-worker.ts). The directory is reached through its
- * handle path, valid in every thread of the process.
+ * handle path, valid in every thread of the process. Between threads, the
+ * bytes of a batch and of its results travel packed (`packBytes`).
  */
 
-export interface ReplaceJob {
+export interface ReplaceJob extends Pick<CheckOptions, 'maxBytes'> {
   /** The pinned directory's handle path, and the path it must still resolve to. */
   directoryHandle: string;
   directoryPath: string;
@@ -30,8 +31,6 @@ export interface ReplaceJob {
    */
   returnPrevious?: boolean;
   durable: boolean;
-  /** An entry larger than this is not read to compare it: it is not what was seen. */
-  maxBytes: number;
 }
 
 export type ReplaceResult =
@@ -46,7 +45,9 @@ export type ReplaceResult =
   /** Not attempted: an earlier job failed. */
   | { status: 'not-started' };
 
-export function replaceOne(job: ReplaceJob): ReplaceResult {
+/** `stop` is shared by the jobs of one `ReplaceMany`, in every thread: a job that fails sets it, and later ones are not started. */
+export function replaceOne(job: ReplaceJob, stop: Int32Array): ReplaceResult {
+  if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
   try {
     const directory = directoryAtHandle(job.directoryHandle, job.directoryPath);
     const found = checkEntry(directory, job.name, job.expected, { maxBytes: job.maxBytes, read: job.returnPrevious === true });
@@ -67,6 +68,7 @@ export function replaceOne(job: ReplaceJob): ReplaceResult {
       return { status: 'written', atNs, previous }; // written all the same; only the shortcut for the next check is lost
     }
   } catch (error) {
+    Atomics.store(stop, 0, 1);
     const { message, code, errno, syscall } = error as NodeJS.ErrnoException;
     return { status: 'failed', error: { message: String(message), code, errno, syscall } };
   }
@@ -75,4 +77,29 @@ export function replaceOne(job: ReplaceJob): ReplaceResult {
 /** An error as `replaceOne` reported it, with its errno fields back on it. */
 export function errorOf(result: Extract<ReplaceResult, { status: 'failed' }>): NodeJS.ErrnoException {
   return Object.assign(new Error(result.error.message), result.error) as NodeJS.ErrnoException;
+}
+
+/** Where the bytes of one job, or of one result, are in the one buffer its batch, or its reply, carries. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/**
+ * `parts` back to back in one new buffer, with where each is in it: what goes
+ * to a worker or back. Cloning each part would copy the whole buffer under it
+ * (a member of a bundle is a view into the bundle); one buffer of exactly
+ * their bytes, moved, copies each once.
+ */
+export function packBytes(parts: ReadonlyArray<Uint8Array | undefined>): { bytes: Buffer<ArrayBuffer>; spans: Array<Span | undefined> } {
+  // Not zero-filled (every byte is set below), and never a slice of the shared pool: it is moved to the other thread.
+  const bytes = Buffer.allocUnsafeSlow(parts.reduce((total, part) => total + (part?.length ?? 0), 0));
+  let at = 0;
+  const spans = parts.map((part) => {
+    if (part === undefined) return undefined;
+    bytes.set(part, at);
+    at += part.length;
+    return { start: at - part.length, end: at };
+  });
+  return { bytes, spans };
 }

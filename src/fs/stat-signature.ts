@@ -48,16 +48,12 @@ export function noteFilesystemOf(directory: string): void {
   }
 }
 
-/** The racy window for a file with these timestamps on device `dev`. */
-function racyWindowNs(dev: bigint | number | string, mtimeNs: bigint, ctimeNs: bigint): bigint {
-  const subMillisecond = mtimeNs % 1_000_000n !== 0n || ctimeNs % 1_000_000n !== 0n;
-  return subMillisecond && fineDevices.has(String(dev)) ? fineWindowNs : coarseWindowNs;
-}
-
 /** True when the entry was modified (content or metadata) too close to `atNs` for its signature then to prove anything. */
-export function modifiedNear(stat: { dev: bigint; mtimeNs: bigint; ctimeNs: bigint }, atNs: bigint): boolean {
-  const modifiedAt = stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs;
-  return modifiedAt >= atNs - racyWindowNs(stat.dev, stat.mtimeNs, stat.ctimeNs);
+export function modifiedNear({ dev, mtimeNs, ctimeNs }: Pick<fs.BigIntStats, 'dev' | 'mtimeNs' | 'ctimeNs'>, atNs: bigint): boolean {
+  const subMillisecond = mtimeNs % 1_000_000n !== 0n || ctimeNs % 1_000_000n !== 0n;
+  const windowNs = subMillisecond && fineDevices.has(String(dev)) ? fineWindowNs : coarseWindowNs;
+  const modifiedAt = mtimeNs > ctimeNs ? mtimeNs : ctimeNs;
+  return modifiedAt >= atNs - windowNs;
 }
 
 export function statSignature(stat: fs.BigIntStats): string {
@@ -83,14 +79,7 @@ export function isUnchangedSince(observation: Observation | undefined, stat: fs.
  * thousands of files, a plain lstat costs less than a bigint one, and
  * comparing numbers less than building a signature string per file.
  */
-export interface StatKey {
-  dev: number;
-  ino: number;
-  size: number;
-  mode: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
+export type StatKey = Pick<fs.Stats, 'dev' | 'ino' | 'size' | 'mode' | 'mtimeMs' | 'ctimeMs'>;
 
 /**
  * Milliseconds as Node computes them for a plain `fs.Stats` (seconds and
@@ -100,7 +89,7 @@ export function msFromNs(ns: bigint): number {
   return Number(ns / 1_000_000_000n) * 1e3 + Number(ns % 1_000_000_000n) / 1e6;
 }
 
-export function statKeyOf(stat: fs.BigIntStats): StatKey {
+export function statKeyOf(stat: Pick<fs.BigIntStats, 'dev' | 'ino' | 'size' | 'mode' | 'mtimeNs' | 'ctimeNs'>): StatKey {
   return { dev: Number(stat.dev), ino: Number(stat.ino), size: Number(stat.size), mode: Number(stat.mode), mtimeMs: msFromNs(stat.mtimeNs), ctimeMs: msFromNs(stat.ctimeNs) };
 }
 
@@ -153,8 +142,8 @@ function parseTrustedKey(observation: Observation): StatKey | undefined {
   if (fields.length !== 6) return undefined;
   try {
     const [dev, ino, size, mode, mtimeNs, ctimeNs] = fields.map((field) => BigInt(field)) as [bigint, bigint, bigint, bigint, bigint, bigint];
-    if (modifiedNear({ dev, mtimeNs, ctimeNs }, BigInt(observation.atNs))) return undefined;
-    return { dev: Number(dev), ino: Number(ino), size: Number(size), mode: Number(mode), mtimeMs: msFromNs(mtimeNs), ctimeMs: msFromNs(ctimeNs) };
+    const stat = { dev, ino, size, mode, mtimeNs, ctimeNs };
+    return modifiedNear(stat, BigInt(observation.atNs)) ? undefined : statKeyOf(stat);
   } catch {
     return undefined; // not a signature this version wrote: never trusted
   }

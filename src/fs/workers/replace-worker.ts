@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { threadId } from 'node:worker_threads';
 import { sha256 } from '../../hash.js';
 import { serveTasks } from '../../util/worker-pool.js';
 import { PinnedDirectory } from '../pinned-directory.js';
-import { replaceOne, type ReplaceJob, type ReplaceResult } from '../replace-one.js';
+import { packBytes, replaceOne, type ReplaceJob, type ReplaceResult, type Span } from '../replace-one.js';
 
 /**
  * A worker thread of `ReplaceMany`: runs each job of a batch through the same
@@ -23,17 +22,10 @@ export interface Batch {
   stop: Int32Array;
 }
 
-export interface Span {
-  start: number;
-  end: number;
-}
-
 /** A batch's results as a worker sends them: each `previous` a span of the one buffer of them all. */
 export interface BatchReply {
   results: Array<SentBack<ReplaceResult>>;
   previous: Uint8Array;
-  /** The thread that ran the batch. */
-  threadId: number;
 }
 
 type SentBack<Result> = Result extends { previous?: Uint8Array } ? Omit<Result, 'previous'> & { previous?: Span } : Result;
@@ -45,27 +37,14 @@ serveTasks<Batch | 'warm-up', BatchReply>((message) => {
     } catch {
       // Only a head start: a worker that cannot warm up still does its jobs.
     }
-    return { reply: { results: [], previous: new Uint8Array(0), threadId } };
+    return { reply: { results: [], previous: new Uint8Array(0) } };
   }
   const { jobs, bytes, stop } = message;
-  const results = jobs.map((job): ReplaceResult => {
-    if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
-    const result = replaceOne({ ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) });
-    if (result.status === 'failed') Atomics.store(stop, 0, 1);
-    return result;
-  });
-  // The bytes sent back, as the batch came: one buffer, moved, each result with its span of it.
-  let total = 0;
-  for (const result of results) if ('previous' in result && result.previous !== undefined) total += result.previous.length;
-  const previous = new Uint8Array(total);
-  let at = 0;
-  const sent = results.map((result): SentBack<ReplaceResult> => {
-    if (!('previous' in result) || result.previous === undefined) return result as SentBack<ReplaceResult>;
-    previous.set(result.previous, at);
-    at += result.previous.length;
-    return { ...result, previous: { start: at - result.previous.length, end: at } };
-  });
-  return { reply: { results: sent, previous, threadId }, transfer: [previous.buffer] };
+  const results = jobs.map((job) => replaceOne({ ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) }, stop));
+  // The bytes sent back as the batch came: one buffer, moved, each result with its span of it.
+  const previous = packBytes(results.map((result) => ('previous' in result ? result.previous : undefined)));
+  const sent = results.map((result, index) => (previous.spans[index] === undefined ? result : { ...result, previous: previous.spans[index] }) as SentBack<ReplaceResult>);
+  return { reply: { results: sent, previous: previous.bytes }, transfer: [previous.bytes.buffer] };
 });
 
 /**
@@ -75,20 +54,19 @@ serveTasks<Batch | 'warm-up', BatchReply>((message) => {
  */
 function warmUp(): void {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-warm-up-'));
+  let pinned: ReturnType<typeof PinnedDirectory.open> | undefined;
   try {
-    const pinned = PinnedDirectory.open(fs.realpathSync(directory));
+    pinned = PinnedDirectory.open(fs.realpathSync(directory));
     if (typeof pinned === 'string' || pinned.handlePath() === undefined) return;
-    try {
-      const bytes = new Uint8Array(64);
-      const base = { directoryHandle: pinned.handlePath()!, directoryPath: pinned.path, name: 'file', bytes, mode: 0o600, durable: false, maxBytes: 1024 };
-      const written = { kind: 'file', sha256: sha256(bytes), mode: 0o600 } as const;
-      replaceOne({ ...base, expected: { kind: 'absent' } });
-      replaceOne({ ...base, expected: written });
-      replaceOne({ ...base, expected: written, bytes: new Uint8Array(0), remove: true });
-    } finally {
-      pinned.close();
-    }
+    const bytes = new Uint8Array(64);
+    const base = { directoryHandle: pinned.handlePath()!, directoryPath: pinned.path, name: 'file', bytes, mode: 0o600, durable: false, maxBytes: 1024 };
+    const written = { kind: 'file', sha256: sha256(bytes), mode: 0o600 } as const;
+    const stop = new Int32Array(1);
+    replaceOne({ ...base, expected: { kind: 'absent' } }, stop);
+    replaceOne({ ...base, expected: written }, stop);
+    replaceOne({ ...base, expected: written, bytes: new Uint8Array(0), remove: true }, stop);
   } finally {
+    if (typeof pinned === 'object') pinned.close();
     fs.rmSync(directory, { recursive: true, force: true });
   }
 }
