@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewindOutputSchema } from '../../src/cli/output-schemas.js';
-import type { CheckpointManager } from '../../src/index.js';
-import { newId, snapshotTree, tempProject, type TempProject } from '../helpers/temp-project.js';
+import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
+import { toolWrite } from '../helpers/tool-write.js';
 import { buildCli, canRunInTerminal, runCli, runCliInTerminal, type BuiltCli } from './helpers/built-cli.js';
 
 let cli: BuiltCli;
@@ -15,13 +15,6 @@ afterAll(() => cli.remove());
 /** Ten numbered lines; `edits` replaces some of them. */
 function lines(edits: Record<number, string> = {}): string {
   return Array.from({ length: 10 }, (_, index) => `${edits[index + 1] ?? `line ${index + 1}`}\n`).join('');
-}
-
-/** A tool's write, tracked and recorded as the built-in tools do. */
-async function toolWrite(manager: CheckpointManager, project: TempProject, file: string, content: string): Promise<void> {
-  await manager.trackEdit(file);
-  project.write(file, content);
-  await manager.recordWrite(file, { tool: 'Write' });
 }
 
 /**

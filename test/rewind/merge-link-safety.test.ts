@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CheckpointManager, RewindFilesResult } from '../../src/index.js';
+import type { RewindFilesResult } from '../../src/index.js';
 import { newId, snapshotTree, tempProject, type TempProject } from '../helpers/temp-project.js';
+import { toolWrite } from '../helpers/tool-write.js';
 
 /**
  * A revert or a merge reads the file now and writes what it computed; it
@@ -14,12 +15,6 @@ import { newId, snapshotTree, tempProject, type TempProject } from '../helpers/t
 /** Ten numbered lines; `edits` replaces some of them. */
 function lines(edits: Record<number, string> = {}): string {
   return Array.from({ length: 10 }, (_, index) => `${edits[index + 1] ?? `line ${index + 1}`}\n`).join('');
-}
-
-async function toolWrite(manager: CheckpointManager, project: TempProject, file: string, content: string): Promise<void> {
-  await manager.trackEdit(file);
-  project.write(file, content);
-  await manager.recordWrite(file, { tool: 'Write' });
 }
 
 const tracked = 'dir/f.txt';

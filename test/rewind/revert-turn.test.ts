@@ -1,25 +1,12 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { CheckpointManager } from '../../src/index.js';
 import { errnoError, instrumentFs } from '../durability/helpers/fs-instrument.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
+import { toolDelete, toolWrite } from '../helpers/tool-write.js';
 
 /** Ten numbered lines; `edits` replaces some of them. */
 function lines(edits: Record<number, string> = {}): string {
   return Array.from({ length: 10 }, (_, index) => `${edits[index + 1] ?? `line ${index + 1}`}\n`).join('');
-}
-
-/** A tool's write: tracked first, then written and recorded, as the built-in tools do. */
-async function toolWrite(manager: CheckpointManager, project: TempProject, file: string, content: string): Promise<void> {
-  await manager.trackEdit(file);
-  project.write(file, content);
-  await manager.recordWrite(file, { tool: 'Write', toolCallId: `call-${file}-${content.length}` });
-}
-
-async function toolDelete(manager: CheckpointManager, project: TempProject, file: string): Promise<void> {
-  await manager.trackEdit(file);
-  fs.rmSync(project.file(file));
-  await manager.recordWrite(file);
 }
 
 /** Three turns: the first edits line 2 of f.txt, changes g.txt and creates new.txt; the second edits line 8 of f.txt; the third is empty. */
