@@ -3,7 +3,7 @@ import type { FileState } from '../schemas.js';
 import type { TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
 import { ComputedContents, type Goal, type GoalOutcome } from './goal.js';
-import { applyBlocks, changeBlocks, hunkDigest, parseHunkId } from './patch-hunks.js';
+import { applyChosen, hunkDigest, lineDiff, parseHunkId } from './patch-hunks.js';
 
 /**
  * A rewind of some hunks (`rewindFiles(id, { hunks })`): each file whose
@@ -48,8 +48,9 @@ export function chosenHunks(ids: readonly string[], readBlob: (hash: string) => 
       }
       const current = now.kind === 'file' ? observation.content : Buffer.alloc(0);
       if (current === undefined) throw new Error(`internal: no bytes read for ${tracked.path}`);
-      const blocks = changeBlocks(current, target);
-      if (blocks === undefined) return keep(now);
+      const diff = lineDiff(current, target);
+      if (diff === undefined) return keep(now);
+      const blocks = diff.blocks;
       const picked = new Set<number>();
       for (const hunk of chosen) {
         if (hunk.last >= blocks.length) continue;
@@ -60,7 +61,7 @@ export function chosenHunks(ids: readonly string[], readBlob: (hash: string) => 
       if (picked.size === blocks.length) return { kind: 'target', state: checkpoint };
       // Only a file kept on both sides can take some of its blocks: its mode stays.
       const mode = now.kind === 'file' ? now.mode : 0o644;
-      return { kind: 'target', state: computed.add(applyBlocks(current, target, picked)!, mode) };
+      return { kind: 'target', state: computed.add(applyChosen(diff, picked), mode) };
     },
     // An id the plan matched to no hunk.
     assertPlanned() {

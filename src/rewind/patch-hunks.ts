@@ -86,7 +86,11 @@ export function changeBlocks(current: Buffer, target: Buffer, bounds?: LineDiffB
  */
 export function applyBlocks(current: Buffer, target: Buffer, chosen: ReadonlySet<number>, bounds?: LineDiffBounds): Buffer | undefined {
   const diff = lineDiff(current, target, bounds);
-  if (diff === undefined) return undefined;
+  return diff === undefined ? undefined : applyChosen(diff, chosen);
+}
+
+/** `applyBlocks` on a line diff already made (a caller that checked the blocks first need not diff twice). */
+export function applyChosen(diff: LineDiff, chosen: ReadonlySet<number>): Buffer {
   for (const index of chosen) {
     if (!Number.isInteger(index) || index < 0 || index >= diff.blocks.length) {
       throw new Error(`internal: change block ${index} chosen, but the diff has ${diff.blocks.length}`);
