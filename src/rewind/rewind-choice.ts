@@ -60,7 +60,7 @@ export function rewindChoice(session: Session, target: CheckpointInfo, options: 
 /**
  * Undoing the turn of checkpoint `turn` alone (`revertTurn`): the paths it
  * changed, each put back as it was before the turn with the changes made
- * since kept (undo-on-top.ts). The turn ends at the next checkpoint; the
+ * since kept (undo-on-top.ts). The turn ends at the next user message; the
  * latest turn ends now, with the tools' last writes as what it led to.
  */
 export function revertChoice(session: Session, turn: CheckpointInfo, options: { onConflict?: RevertConflictChoice | undefined; paths?: readonly string[] | undefined }, dryRun: boolean, what: string): RewindChoice {

@@ -52,6 +52,8 @@ interface Model {
   files: Map<FileName, Version>;
   /** Checkpoint ids, oldest first, the undo checkpoints of real runs included. */
   checkpoints: string[];
+  /** Indexes in `checkpoints` of the undo checkpoints: no turn ends at them. */
+  undoPoints: Set<number>;
   tracked: Map<FileName, TrackedFile>;
   /** The undo checkpoint of the latest real run, and the files just before it while nothing else has happened since. */
   lastUndo?: { id: string; filesBefore?: Map<FileName, Version> };
@@ -82,6 +84,8 @@ interface Outcome {
   leftAlone: boolean;
   /** Plain rewinds: changed since the tools (or a rewind) last wrote it, and not as at the checkpoint (`conflicts`). */
   overwritesEdit?: boolean;
+  /** Written by a clean three-way merge: `target` holds both sides' changes. */
+  merged?: { restored: Version };
 }
 
 /** git merge-file on slot files: each side's changes where the other kept the base; a slot both changed differently conflicts. */
@@ -100,14 +104,14 @@ const rulesApplied: Record<string, number> = {};
 const applied = (rule: string) => (rulesApplied[rule] = (rulesApplied[rule] ?? 0) + 1);
 
 /** Undoing base -> restored on top of now, by the rules of src/rewind/undo-on-top.ts. */
-function undoOnTop(now: Version, base: Version | undefined, restored: Version, policy: 'skip' | 'overwrite'): { target: Version; leftAlone: boolean } {
+function undoOnTop(now: Version, base: Version | undefined, restored: Version, policy: 'skip' | 'overwrite'): Omit<Outcome, 'file'> {
   if (base === undefined || same(now, base)) return { target: restored, leftAlone: false };
   if (same(now, restored) || same(base, restored)) return { target: now, leftAlone: false };
   // Deleted since, created by the change and edited since, or both sides created from nothing: conflicts.
   const merged = now !== 'absent' && base !== 'absent' && restored !== 'absent' ? mergeSlots(base, now, restored) : undefined;
   if (merged !== undefined) {
     applied('clean merge');
-    return { target: merged, leftAlone: false };
+    return { target: merged, leftAlone: false, merged: { restored } };
   }
   applied(now === 'absent' ? 'conflict: deleted since' : restored === 'absent' ? 'conflict: created and edited since' : base === 'absent' ? 'conflict: both created' : 'conflict: same slot');
   return policy === 'overwrite' ? { target: restored, leftAlone: false } : { target: now, leftAlone: true };
@@ -132,13 +136,17 @@ function predictRewind(model: Model, checkpoint: number, onConflict: 'overwrite'
   });
 }
 
-/** revertTurn: the files the turn changed (the latest turn: every tracked file), merged from after the turn back to before it. */
+/**
+ * revertTurn: the files the turn changed (the latest turn: every tracked file), merged from after the turn back to before it.
+ * A turn ends at the next user-message checkpoint; an undo checkpoint taken meanwhile does not end it.
+ */
 function predictRevert(model: Model, turn: number, onConflict: 'skip' | 'overwrite', paths: FileName[] | undefined): Outcome[] {
-  const isLatest = turn === model.checkpoints.length - 1;
+  const next = model.checkpoints.findIndex((_id, index) => index > turn && !model.undoPoints.has(index));
+  const isLatest = next === -1;
   return (paths ?? sortedTracked(model)).flatMap((file): Outcome[] => {
     const tracked = model.tracked.get(file)!;
     const before = versionAt(tracked, turn);
-    const after = isLatest ? tracked.lastWrite : versionAt(tracked, turn + 1);
+    const after = isLatest ? tracked.lastWrite : versionAt(tracked, next);
     if (!isLatest && same(before, after)) return [];
     const now = model.files.get(file)!;
     return [{ file, ...undoOnTop(now, after, before, onConflict) }];
@@ -149,10 +157,15 @@ function predictRevert(model: Model, turn: number, onConflict: 'skip' | 'overwri
 function applyRun(model: Model, outcomes: Outcome[], undoCheckpointId: string): void {
   const filesBefore = new Map(model.files);
   recordCheckpoint(model, undoCheckpointId);
-  for (const { file, target } of outcomes) {
+  model.undoPoints.add(model.checkpoints.length - 1);
+  for (const { file, target, merged } of outcomes) {
     if (same(model.files.get(file)!, target)) continue;
     model.files.set(file, target);
-    model.tracked.get(file)!.lastWrite = target;
+    const tracked = model.tracked.get(file)!;
+    // A merge that kept someone else's edit (the file was not what the tools last wrote) leaves that edit theirs:
+    // the tools' side is the restored version, so a later merge keeps the edit and a later rewind reports it.
+    const keptOtherEdit = merged !== undefined && !same(filesBefore.get(file)!, tracked.lastWrite);
+    tracked.lastWrite = keptOtherEdit ? merged.restored : target;
   }
   model.lastUndo = { id: undoCheckpointId, filesBefore };
 }
@@ -353,7 +366,7 @@ describe('selective rewinds, reverts and merges against a slot model of the file
         project.write('a.txt', render(start));
         project.write('b.txt', render(start));
         const real: Real = { project, manager: await project.open() };
-        const model: Model = { files: new Map<FileName, Version>([['a.txt', start], ['b.txt', start]]), checkpoints: [], tracked: new Map() };
+        const model: Model = { files: new Map<FileName, Version>([['a.txt', start], ['b.txt', start]]), checkpoints: [], undoPoints: new Set(), tracked: new Map() };
         try {
           const first = randomUUID();
           await real.manager.checkpoint(first);
