@@ -51,12 +51,21 @@ export class PathVersions {
   }
 }
 
-/** The path states an entry records: `track` and `checkpoint` records ({ path, state }), `scan-backups` ([path, sha256, …]). */
+/**
+ * The path states an entry records: `track` records and `write` records that kept their bytes ({ path, state }), `checkpoint` records (files: { path, state }),
+ * `scan-backups` ([path, sha256, …]), and the merged contents a `rewind-begin` will write (plan: { path, to }).
+ */
 function recordedStates(entry: StoreEntry): RecordedState[] {
   const files = entry.files;
   switch (entry.type) {
     case 'track':
       return [fromPathAndState(entry)];
+    case 'write':
+      return entry.stored === true ? [fromPathAndState(entry)] : [];
+    case 'rewind-begin':
+      return Array.isArray(entry.plan)
+        ? entry.plan.flatMap((step) => (typeof step === 'object' && step !== null && 'to' in step ? [fromPathAndState({ path: step.path, state: step.to })] : []))
+        : [];
     case 'checkpoint':
       return Array.isArray(files) ? files.map((file) => fromPathAndState(file as Record<string, unknown>)) : [];
     case 'scan-backups':

@@ -51,21 +51,29 @@ describe('a missing loose backup named by the last record', () => {
 });
 
 describe('a flipped byte in a pack', () => {
-  /** Four turns, each editing one line of a 4 KiB file: one full copy, then deltas against the version before. */
+  /**
+   * Four turns, each editing one line of a 4 KiB file. The pack holds one full
+   * copy, then each version as a delta against the one before: the version a
+   * turn restores was stored by the tool write of the turn before (a write
+   * keeps its bytes), the first by the first turn's backup.
+   */
   async function versionedFile(project: TempProject) {
     let content = Array.from({ length: 200 }, (_, line) => `line ${line} of the file\n`).join('');
     project.write('f.txt', content);
     const manager = await project.open();
     const packPath = path.join(project.store, 'blobs', 'packs', encodeProjectKey(project.root), `${manager.sessionId}.pack`);
+    const packSize = () => (fs.existsSync(packPath) ? fs.statSync(packPath).size : 0);
     const turns: Array<{ id: string; content: string; entryStart: number }> = [];
+    let entryStart = 0;
     for (let turn = 1; turn <= 4; turn += 1) {
-      const entryStart = fs.existsSync(packPath) ? fs.statSync(packPath).size : 0;
       turns.push({ id: await manager.checkpoint(newId()), content, entryStart });
+      await manager.trackEdit('f.txt'); // the first turn backs up the first version; later turns find theirs stored
+      entryStart = packSize();
       content = content.replace(`line ${100 + turn} `, `LINE ${100 + turn} edited `);
       await manager.tools.write({ file_path: 'f.txt', content });
     }
     await manager.close();
-    return { sessionId: manager.sessionId, packPath, turns, latest: content };
+    return { sessionId: manager.sessionId, packPath, turns, latest: { content, entryStart } };
   }
 
   function flipByte(file: string, position: number): void {
@@ -83,7 +91,7 @@ describe('a flipped byte in a pack', () => {
     for (const turn of turns) {
       expect(await unreadablePaths(manager, turn.id, true)).toEqual([project.file('f.txt')]);
       expect(await unreadablePaths(manager, turn.id, false)).toEqual([project.file('f.txt')]);
-      expect(project.read('f.txt').toString()).toBe(latest);
+      expect(project.read('f.txt').toString()).toBe(latest.content);
     }
   });
 
@@ -102,13 +110,15 @@ describe('a flipped byte in a pack', () => {
 
   it('a version backed up after the damage is not built on the damaged one, and restores exactly', async () => {
     const project = tempProject();
-    const { sessionId, packPath, turns, latest } = await versionedFile(project);
-    flipByte(packPath, turns[3]!.entryStart + 72 + 40); // the newest backup, the one a new version is most like
+    const { sessionId, packPath, latest } = await versionedFile(project);
+    flipByte(packPath, latest.entryStart + 72 + 40); // the newest version stored, the one a new version is most like
 
+    const edited = latest.content.replace('line 120 ', 'LINE 120 edited by hand ');
+    project.write('f.txt', edited);
     const manager = await project.open({ resume: sessionId });
-    const next = await manager.checkpoint(newId()); // backs up `latest`, similar to the damaged version
+    const next = await manager.checkpoint(newId()); // backs up `edited`, similar to the damaged version
     await manager.tools.write({ file_path: 'f.txt', content: 'rewritten\n' });
     expect(await unreadablePaths(manager, next, false)).toEqual([]);
-    expect(project.read('f.txt').toString()).toBe(latest);
+    expect(project.read('f.txt').toString()).toBe(edited);
   });
 });

@@ -81,6 +81,26 @@ describe('filesystem storage', () => {
     expect(await reader.hasBlobs(key, [sha(versions[3]!), 'f'.repeat(64)])).toEqual(new Set([sha(versions[3]!)]));
   });
 
+  it('stores the bytes a tool wrote, kept with its write record, as a delta of the version before', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, durability: 'none' });
+    const lines = Array.from({ length: 2000 }, (_, index) => `const value${index} = ${index * 7};\n`);
+    const versions: Buffer[] = [Buffer.from(lines.join(''))];
+    await storage.append(key, [changed([[0, versions[0]!]])], blobsOf(versions));
+    for (let version = 1; version < 50; version += 1) {
+      lines[(version * 37) % lines.length] = `// edit ${version}\n`;
+      const bytes = Buffer.from(lines.join(''));
+      versions.push(bytes);
+      const write = { type: 'write', path: 'f0.txt', state: { kind: 'file', sha256: sha(bytes), size: bytes.length, mode: 0o644 }, stored: true, at: '' };
+      await storage.append(key, [write], blobsOf([bytes]));
+    }
+    const packSize = fs.statSync(path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`)).size;
+    expect(packSize).toBeLessThan(versions[0]!.length * 4); // 50 versions of ~60 KB
+    await storage.close();
+    const reader = filesystemStorage({ directory });
+    for (const bytes of versions) expect(Buffer.from((await reader.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
+  });
+
   it('stores large blobs as loose files at blobs/<ab>/<sha256>, written once', async () => {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, looseBlobMinBytes: 1024 });
