@@ -144,6 +144,7 @@ if (keep) {
   say(`  ${cli} checkpoints ${manager.sessionId}`);
   say(`  ${cli} diff ${manager.sessionId} ${first.uuid}`);
   say(`  ${cli} rewind ${manager.sessionId} ${second.uuid} --dry-run`);
+  say(`  ${cli} revert ${manager.sessionId} ${first.uuid} --dry-run`);
 } else {
   // Leave no trace: remove the demo project and its session from the store.
   const storage = filesystemStorage({ directory: storeDir });

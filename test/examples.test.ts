@@ -68,7 +68,7 @@ describe('examples', () => {
     const output = execFileSync(process.execPath, ['--import', 'tsx', path.join('examples', 'demo.ts'), '--keep'], { cwd: repository, env: { ...process.env, NO_COLOR: '1', REWINDABLE_HOME: '' }, encoding: 'utf8', timeout: 60_000 });
     const project = /^ {2}cd (\S+)$/m.exec(output)![1]!;
     const commands = [...output.matchAll(/^ {2}npx rewindable (.+)$/gm)].map((match) => match[1]!.split(' '));
-    expect(commands.map((command) => command[2])).toEqual(['sessions', 'checkpoints', 'diff', 'rewind']);
+    expect(commands.map((command) => command[2])).toEqual(['sessions', 'checkpoints', 'diff', 'rewind', 'revert']);
     const store = commands[0]![1]!;
     try {
       for (const command of commands) {
