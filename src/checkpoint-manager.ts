@@ -17,7 +17,7 @@ import { writeFork, type ForkOptions } from './conversation/fork-session.js';
 import type { RecordMessageInput } from './conversation/record-message.js';
 import type { RewindOptions, RewindPartial, RewindResult, RewindScope, RewindSuccess } from './conversation/rewind-result.js';
 import { messageText, type TranscriptMessage } from './conversation/transcript.js';
-import { RewindableError, RewindableErrorCode } from './errors.js';
+import { RewindableError, RewindableErrorCode, type RewindableErrorDetailsOf } from './errors.js';
 import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './paths.js';
@@ -598,8 +598,8 @@ function callsByFile(calls: ReadonlyArray<{ toolCallId: string; files: readonly 
   return byFile;
 }
 
-function refusalOf(error: unknown): { error: string; errorCode: RewindableErrorCode } {
-  if (RewindableError.isInstance(error)) return { error: error.message, errorCode: error.code };
+function refusalOf(error: unknown): { error: string; errorCode: RewindableErrorCode; errorDetails?: RewindableErrorDetailsOf<RewindableErrorCode> } {
+  if (RewindableError.isInstance(error)) return { error: error.message, errorCode: error.code, ...(error.details !== undefined ? { errorDetails: error.details } : {}) };
   return { error: String(error), errorCode: RewindableErrorCode.REWIND_FAILED };
 }
 

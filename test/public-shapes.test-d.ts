@@ -6,6 +6,7 @@ import {
   type FileMerge,
   type RewindFileChange,
   type RewindableErrorCode,
+  type RewindableErrorDetailsOf,
   type RewindFilesReady,
   type RewindFilesRefused,
   type RewindFilesResult,
@@ -35,6 +36,7 @@ describe('rewindFiles results narrow on canRewind', () => {
       expectTypeOf(result.dryRun).toEqualTypeOf<true>();
       expectTypeOf(result.error).toEqualTypeOf<string>();
       expectTypeOf(result.errorCode).toEqualTypeOf<RewindableErrorCode>();
+      expectTypeOf(result.errorDetails).toEqualTypeOf<RewindableErrorDetailsOf<RewindableErrorCode> | undefined>();
       expectTypeOf(result.filesChanged).toEqualTypeOf<undefined>();
     }
   });

@@ -29,7 +29,7 @@ export function selectedHunks(invocation: Invocation): string[] | undefined {
  * reports it as a refusal, a real run (the file edited while the prompt was
  * open) throws it; both wrote nothing.
  */
-export async function explainStaleHunk(rewind: Promise<RewindFilesResult>, ids: readonly string[], diffCommand: string): Promise<RewindFilesResult> {
+export async function explainStaleHunk(rewind: Promise<RewindFilesResult>, diffCommand: string): Promise<RewindFilesResult> {
   const stale = (id: string | undefined, cause: unknown) =>
     new RewindableError(
       RewindableErrorCode.HUNK_NOT_FOUND,
@@ -45,9 +45,6 @@ export async function explainStaleHunk(rewind: Promise<RewindFilesResult>, ids: 
     throw error;
   }
   if (result.canRewind || result.errorCode !== RewindableErrorCode.HUNK_NOT_FOUND) return result;
-  // A refusal carries no details: the id is the one its message names.
-  throw stale(
-    ids.find((id) => result.error.includes(id)),
-    result.error,
-  );
+  const hunk = result.errorDetails?.hunk;
+  throw stale(typeof hunk === 'string' ? hunk : undefined, result.error);
 }

@@ -1,5 +1,5 @@
 import type { RewindConflictChoice } from '../rewind/rewind-choice.js';
-import type { RewindableErrorCode } from '../errors.js';
+import type { RewindableErrorCode, RewindableErrorDetailsOf } from '../errors.js';
 import type { RewindFilesReady } from '../rewind/result.js';
 import type { SkippedPath } from '../rewind/safety.js';
 import type { TranscriptMessage } from './transcript.js';
@@ -79,6 +79,8 @@ export interface RewindRejected {
   /** Why not; safe to show to an end user. */
   error: string;
   errorCode: RewindableErrorCode;
+  /** That error's `details`, when it has any. */
+  errorDetails?: RewindableErrorDetailsOf<RewindableErrorCode>;
   files?: undefined;
   conversation?: undefined;
   failures?: undefined;

@@ -1,4 +1,4 @@
-import type { RewindableErrorCode } from '../errors.js';
+import type { RewindableErrorCode, RewindableErrorDetailsOf } from '../errors.js';
 import type { RewindAction } from '../schemas.js';
 import { safetyRefusals, type Refusal } from '../refusal.js';
 import type { PlannedChange } from './change.js';
@@ -84,6 +84,8 @@ export interface RewindFilesRefused {
   error: string;
   /** The `RewindableError` code behind `error`. */
   errorCode: RewindableErrorCode;
+  /** That error's `details`, when it has any (for `HUNK_NOT_FOUND`, the stale hunk's id). */
+  errorDetails?: RewindableErrorDetailsOf<RewindableErrorCode>;
   // Absent, declared so that code written for one loose shape (the Claude SDK's) reads them without narrowing first.
   filesChanged?: undefined;
   insertions?: undefined;

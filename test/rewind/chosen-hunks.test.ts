@@ -88,7 +88,7 @@ describe('rewindFiles(id, { hunks }) applies only the chosen hunks', () => {
     const before = project.snapshot();
 
     await expect(manager.rewindFiles(turn, { hunks: [diff.hunks![0]!.id] })).rejects.toMatchObject({ code: 'HUNK_NOT_FOUND', details: { hunk: diff.hunks![0]!.id } });
-    expect(await manager.rewindFiles(turn, { dryRun: true, hunks: [diff.hunks![0]!.id] })).toMatchObject({ canRewind: false, errorCode: 'HUNK_NOT_FOUND' });
+    expect(await manager.rewindFiles(turn, { dryRun: true, hunks: [diff.hunks![0]!.id] })).toMatchObject({ canRewind: false, errorCode: 'HUNK_NOT_FOUND', errorDetails: { hunk: diff.hunks![0]!.id } });
     expect(project.snapshot()).toEqual(before);
   });
 
