@@ -140,6 +140,48 @@ describe('a two-turn session over the wire', () => {
   });
 });
 
+describe('session choices and selective rewinds', () => {
+  it("session 'continue' and { resume, readOnly } reopen the session; a read-only one refuses to write", async () => {
+    const project = tempProject();
+    const server = serve();
+    const first = await openSession(server, project);
+    await server.call('checkpoint', { handle: first.handle });
+    await server.call('close', { handle: first.handle });
+
+    const continued = await openSession(server, project, { session: 'continue' });
+    expect(continued.sessionId).toBe(first.sessionId);
+    await server.call('close', { handle: continued.handle });
+    const readOnly = await openSession(server, project, { session: { resume: first.sessionId, readOnly: true } });
+    expect(await server.call('listCheckpoints', { handle: readOnly.handle })).toHaveLength(1);
+    expect(await failure(server.call('checkpoint', { handle: readOnly.handle }))).toMatchObject({ code: -32000, data: { code: 'READ_ONLY' } });
+  });
+
+  it('rewindFiles with hunk ids from diffFiles, and revertTurn of one turn keeping the later one', async () => {
+    const project = tempProject();
+    const lines = Array.from({ length: 20 }, (_, index) => `line ${index}`);
+    project.write('notes.txt', `${lines.join('\n')}\n`);
+    const server = serve();
+    const { handle } = await openSession(server, project);
+    const [first, second] = [newId(), newId()];
+    await server.call('checkpoint', { handle, userMessageId: first });
+    await server.call('trackEdit', { handle, path: 'notes.txt' });
+    const edited = lines.map((line, index) => (index === 1 ? 'first turn, top' : index === 18 ? 'first turn, bottom' : line));
+    project.write('notes.txt', `${edited.join('\n')}\n`);
+    await server.call('recordWrite', { handle, path: 'notes.txt' });
+    await server.call('checkpoint', { handle, userMessageId: second });
+    project.write('other.txt', 'second turn\n');
+    await server.call('trackEdit', { handle, path: 'other.txt' });
+
+    const [diff] = await server.call<Array<{ hunks: Array<{ id: string }> }>>('diffFiles', { handle, userMessageId: first, paths: ['notes.txt'], context: 0 });
+    expect(diff!.hunks).toHaveLength(2);
+    await server.call('rewindFiles', { handle, userMessageId: first, hunks: [diff!.hunks[0]!.id] });
+    expect(project.read('notes.txt').toString()).toBe(`${edited.map((line, index) => (index === 1 ? 'line 1' : line)).join('\n')}\n`);
+
+    const revert = await server.call('revertTurn', { handle, userMessageId: first, dryRun: true });
+    expect(revert).toMatchObject({ canRewind: true, dryRun: true, filesChanged: [project.file('notes.txt')] });
+  });
+});
+
 describe('several sessions on one connection', () => {
   it('two handles work side by side; rewinding one leaves the other’s files alone; a closed handle is unknown', async () => {
     const one = tempProject();
