@@ -55,6 +55,13 @@ describe('a client that disappears mid-rewind', () => {
   it.each([
     ['its stdin closes', (server: ServerProcess) => server.child.stdin.end()],
     ['the server gets SIGTERM', (server: ServerProcess) => server.child.kill('SIGTERM')],
+    [
+      'the client dies: stdin and stdout close',
+      (server: ServerProcess) => {
+        server.child.stdout.destroy();
+        server.child.stdin.end();
+      },
+    ],
   ])('%s: the rewind finishes, every file is old, the server exits 0 and the lock is free', async (_name, disappear) => {
     const project = tempProject();
     const session = await recordedSession(project);
