@@ -1,0 +1,32 @@
+import pathlib
+import subprocess
+import tempfile
+import uuid
+
+from rewindable import Rewindable, RewindableError
+
+project = pathlib.Path(tempfile.mkdtemp())
+(project / "app.py").write_text('print("hello")\n')
+
+with Rewindable() as client, client.open(str(project)) as session:
+    turn = str(uuid.uuid4())
+    session.checkpoint(turn)  # a user message arrived, before any tool runs
+
+    session.track_edit("app.py")  # before the agent's Write tool changes it
+    (project / "app.py").write_text('print("bye")\n')
+    with session.capture("rm app.py; touch log.txt") as command:  # a shell command
+        subprocess.run(["sh", "-c", "rm app.py; touch log.txt"], cwd=project, check=True)
+    print(command.changes["deleted"], command.changes["created"])
+
+    preview = session.rewind_files(turn, dry_run=True)
+    print(preview["can_rewind"], preview["files_changed"], preview["insertions"], preview["deletions"])
+    result = session.rewind_files(turn)
+    print((project / "app.py").read_text(), (project / "log.txt").exists())  # print("hello") False
+    session.rewind_files(result["undo_checkpoint_id"])  # every rewind can be undone
+
+    try:
+        session.rewind_files("not-a-uuid")
+    except RewindableError as error:
+        print(error.code)  # INVALID_ID
+
+print((project / "app.py").exists(), (project / "log.txt").exists())  # False True
