@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from .connection import ProgressCallback
+from .errors import ServerExitedError
 from .names import from_wire, to_wire
 
 if TYPE_CHECKING:
@@ -181,11 +182,15 @@ class Session:
         return from_wire(self._call("rewind", options, on_progress))
 
     def close(self) -> None:
-        """Closes the session on the server (releases its lock). Closing twice does nothing."""
+        """Closes the session on the server (releases its lock). Closing twice, or after the server
+        ended (which released everything), does nothing."""
         if self.closed:
             return
         self.closed = True
-        self._call("close", {})
+        try:
+            self._call("close", {})
+        except ServerExitedError:
+            pass
 
     def __enter__(self) -> "Session":
         return self
