@@ -1,0 +1,149 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'tsup';
+
+const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export interface BuiltServer {
+  /** The built `cli.js`. */
+  cli: string;
+  /** An empty HOME, so no run touches the real ~/.rewindable. */
+  home: string;
+  remove(): void;
+}
+
+/**
+ * Builds the CLI as `npm run build` does (tsup, ESM, shared chunks, the
+ * worker-thread modules beside them), without type declarations and into a
+ * private directory: dist/ may be in use by other runs.
+ */
+export async function buildServer(): Promise<BuiltServer> {
+  const directory = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-serve-')));
+  await build({
+    entry: {
+      cli: path.join(repository, 'src/cli/main.ts'),
+      'workers/replace-worker': path.join(repository, 'src/fs/workers/replace-worker.ts'),
+      'workers/lstat-worker': path.join(repository, 'src/fs/workers/lstat-worker.ts'),
+    },
+    format: ['esm'],
+    outDir: directory,
+    target: 'node20',
+    platform: 'node',
+    config: false,
+    dts: false,
+    clean: false,
+    splitting: true,
+    sourcemap: false,
+    silent: true,
+  });
+  fs.writeFileSync(path.join(directory, 'package.json'), JSON.stringify({ type: 'module' }));
+  fs.symlinkSync(path.join(repository, 'node_modules'), path.join(directory, 'node_modules'));
+  fs.mkdirSync(path.join(directory, 'home'));
+  return { cli: path.join(directory, 'cli.js'), home: path.join(directory, 'home'), remove: () => fs.rmSync(directory, { recursive: true, force: true }) };
+}
+
+export interface RpcError {
+  code: number;
+  message: string;
+  data?: { code: string; details?: Record<string, unknown> };
+}
+
+/** Any message the server printed: a response (`id`) or a notification (`method`). */
+export interface Message {
+  jsonrpc: '2.0';
+  id?: string | number | null;
+  result?: unknown;
+  error?: RpcError;
+  method?: string;
+  params?: Record<string, unknown>;
+}
+
+/** A failed call, with the server's error object. */
+export class CallError extends Error {
+  constructor(readonly error: RpcError) {
+    super(`${error.code}: ${error.message}`);
+  }
+}
+
+export interface ServerProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** Every message printed so far, in order. */
+  messages: Message[];
+  /** Every stdout line, as printed (each must be one JSON message). */
+  stdoutLines: string[];
+  stderr(): string;
+  /** Sends a request and resolves with its response. */
+  request(method: string, params?: unknown, extra?: { id?: string | number }): Promise<Message>;
+  /** Sends a request and resolves with its result; a response with an error rejects with a CallError. */
+  call<T = Record<string, unknown>>(method: string, params?: unknown): Promise<T>;
+  /** Writes raw bytes to stdin (a line must bring its own newline). */
+  write(text: string | Buffer): void;
+  /** Resolves with the first message from index `from` on that satisfies `match`. */
+  waitFor(match: (message: Message) => boolean, from?: number): Promise<Message>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `node cli.js serve --stdio` as a real child process. */
+export function startServer(server: BuiltServer, options: { args?: string[]; env?: Record<string, string> } = {}): ServerProcess {
+  const environment: NodeJS.ProcessEnv = { ...process.env, HOME: server.home, ...options.env };
+  delete environment.REWINDABLE_HOME;
+  const child = spawn(process.execPath, [server.cli, 'serve', '--stdio', ...(options.args ?? [])], { cwd: os.tmpdir(), env: environment, stdio: ['pipe', 'pipe', 'pipe'] });
+  const messages: Message[] = [];
+  const stdoutLines: string[] = [];
+  const waiters: Array<{ match: (message: Message) => boolean; from: number; resolve: (message: Message) => void }> = [];
+  let buffered = '';
+  let stderr = '';
+  let nextId = 1;
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffered += chunk;
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) !== -1) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      stdoutLines.push(line);
+      messages.push(JSON.parse(line) as Message);
+      for (const waiter of [...waiters]) {
+        const found = messages.slice(waiter.from).find(waiter.match);
+        if (found !== undefined) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(found);
+        }
+      }
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.on('error', () => {}); // writes after the server exited: the test looks at what it answered before
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+
+  const waitFor = (match: (message: Message) => boolean, from = 0) =>
+    new Promise<Message>((resolve, reject) => {
+      const found = messages.slice(from).find(match);
+      if (found !== undefined) return resolve(found);
+      waiters.push({ match, from, resolve });
+      void exited.then(() => reject(new Error(`the server exited before answering; stderr: ${stderr}`)));
+    });
+  const request = (method: string, params?: unknown, extra: { id?: string | number } = {}) => {
+    const id = extra.id ?? nextId++;
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) })}\n`);
+    return waitFor((message) => message.id === id && message.method === undefined);
+  };
+  return {
+    child,
+    messages,
+    stdoutLines,
+    stderr: () => stderr,
+    request,
+    async call<T>(method: string, params?: unknown) {
+      const response = await request(method, params);
+      if (response.error !== undefined) throw new CallError(response.error);
+      return response.result as T;
+    },
+    write: (text) => child.stdin.write(text),
+    waitFor,
+    exited,
+  };
+}
