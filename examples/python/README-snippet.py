@@ -8,7 +8,7 @@ from rewindable import Rewindable, RewindableError
 project = pathlib.Path(tempfile.mkdtemp())
 (project / "app.py").write_text('print("hello")\n')
 
-with Rewindable() as client, client.open(str(project)) as session:
+with Rewindable() as client, client.open(str(project), capture=True) as session:
     turn = str(uuid.uuid4())
     session.checkpoint(turn)  # a user message arrived, before any tool runs
 
@@ -21,12 +21,12 @@ with Rewindable() as client, client.open(str(project)) as session:
     preview = session.rewind_files(turn, dry_run=True)
     print(preview["can_rewind"], preview["files_changed"], preview["insertions"], preview["deletions"])
     result = session.rewind_files(turn)
-    print((project / "app.py").read_text(), (project / "log.txt").exists())  # print("hello") False
+    print((project / "app.py").read_text().strip(), (project / "log.txt").exists())  # print("hello") False
     session.rewind_files(result["undo_checkpoint_id"])  # every rewind can be undone
 
     try:
-        session.rewind_files("not-a-uuid")
-    except RewindableError as error:
-        print(error.code)  # INVALID_ID
+        session.rewind_files(str(uuid.uuid4()))  # no checkpoint has that id
+    except RewindableError as error:  # or CheckpointNotFoundError
+        print(error.code)  # CHECKPOINT_NOT_FOUND
 
 print((project / "app.py").exists(), (project / "log.txt").exists())  # False True

@@ -51,9 +51,10 @@ function snapshot(root: string): Record<string, string> {
 describe.skipIf(!hasPython)('the Python client', () => {
   it('passes its unittest suite under -W error (errors by code, progress, a server killed mid-call)', () => {
     const run = runPython([path.join(examples, 'test_client.py')]);
-    expect(run.stderr, run.stdout + run.stderr).toMatch(/\nOK\n?$/);
-    expect(run.status).toBe(0);
-    expect(run.stderr).toMatch(/Ran (\d\d) tests/);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    // Two expected failures mark where the server differs from the library (each explained in test_client.py).
+    expect(run.stderr).toMatch(/\nRan \d\d tests in [\d.]+s\n\nOK( \(expected failures=\d\))?\n$/);
+    expect(run.stderr).not.toMatch(/Warning|Exception ignored/);
   });
 
   it('has one RewindableError subclass per RewindableErrorCode of src/errors.ts', () => {
@@ -113,7 +114,7 @@ describe.skipIf(!hasPython)('the Python client', () => {
     const run = runPython([path.join(examples, 'README-snippet.py')], 60_000);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
-    expect(lines).toContain('INVALID_ID');
+    expect(lines).toContain('CHECKPOINT_NOT_FOUND');
     expect(lines.at(-1)).toBe('False True');
   });
 });
