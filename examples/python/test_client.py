@@ -145,19 +145,33 @@ class DeadServerTest(Watchdog):
 
 
 class ServerTest(Watchdog):
-    """Against the real server, each test with its own project, store and client."""
+    """Against the real server: each test with its own project and store, on one shared client
+    (a test that ends its server starts its own)."""
+
+    shared: Rewindable
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cli = os.path.join(REPOSITORY, "dist", "cli.js")
+        if not os.path.isfile(cli):
+            raise RuntimeError(f"{cli} is missing: run `npm run build` first")
+        cls.shared = Rewindable()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        stray = cls.shared.stray_lines
+        cls.shared.close()
+        if stray:
+            raise AssertionError(f"the server wrote non-protocol lines to stdout: {stray[:3]}")
 
     def setUp(self) -> None:
         super().setUp()
-        cli = os.path.join(REPOSITORY, "dist", "cli.js")
-        if not os.path.isfile(cli):
-            self.fail(f"{cli} is missing: run `npm run build` first")
         base = os.path.realpath(tempfile.mkdtemp(prefix="rewindable-python-"))
         self.addCleanup(shutil.rmtree, base, True)
         self.project = os.path.join(base, "project")
         self.store = os.path.join(base, "store")
         os.makedirs(self.project)
-        self.client = self.connect()
+        self.client = self.shared
 
     def connect(self, **options: Any) -> Rewindable:
         client = Rewindable(**options)
@@ -291,17 +305,20 @@ class ServerTest(Watchdog):
         self.assertEqual(len([entry for entry in everything if entry["progress_token"] == mine[0]["progress_token"]]), len(mine))
 
     def test_a_server_killed_mid_call_raises_server_exited_error(self) -> None:
+        self.client = self.connect()
         session = self.open()
         turn = session.checkpoint()
         for index in range(3):
             session.track_edit(f"file{index}.txt")
             self.write(f"file{index}.txt", b"new\n")
 
-        def kill(progress: Dict[str, Any]) -> None:
-            os.kill(self.client.pid, signal.SIGKILL)
-
+        # Stopped, the server cannot answer: the call is surely waiting when the kill comes.
+        os.kill(self.client.pid, signal.SIGSTOP)
+        killer = threading.Timer(0.3, os.kill, (self.client.pid, signal.SIGKILL))
+        killer.start()
+        self.addCleanup(killer.cancel)
         with self.assertRaises(ServerExitedError) as raised:
-            session.diff_files(turn, on_progress=kill)
+            session.diff_files(turn)
         self.assertEqual(raised.exception.returncode, -signal.SIGKILL)
         with self.assertRaises(ServerExitedError):
             session.list_checkpoints()
@@ -372,6 +389,40 @@ class ServerTest(Watchdog):
         self.assertEqual(result["status"], "success")
         self.assertEqual(result["conversation"]["rewound_message"]["message"], payload)
 
+    def test_unicode_names_and_payloads_round_trip(self) -> None:
+        name = "d\u00e9j\u00e0 vu \U0001f600\u2028.txt"
+        self.write(name, "caf\u00e9\r\n".encode("utf-8"))
+        session = self.open()
+        turn = session.checkpoint()
+        session.track_edit(name)
+        self.write(name, b"changed")
+        self.assertEqual(session.rewind_files(turn)["files_changed"], [os.path.join(session.root, name)])
+        self.assertEqual(self.read(name), "caf\u00e9\r\n".encode("utf-8"))
+        payload = {"text": "line\nbreak \u2028 \u2029 \r \x00 \U0001f600", "big": "x" * (2 << 20)}
+        self.assertEqual(session.record_message("assistant", payload)["message"], payload)
+
+    def test_a_request_over_16_mib_is_refused_without_being_sent(self) -> None:
+        session = self.open()
+        with self.assertRaises(ProtocolError) as raised:
+            session.record_message("assistant", "x" * (17 << 20))
+        self.assertEqual(raised.exception.code, ProtocolError.INVALID_REQUEST)
+        with self.assertRaises(ValueError):
+            session.record_message("assistant", {"score": float("nan")})
+        self.assertEqual(session.get_transcript(), [])
+
+    def test_an_exception_in_a_progress_callback_is_raised_by_the_call(self) -> None:
+        session = self.open()
+        turn = session.checkpoint()
+        session.track_edit("a.txt")
+        self.write("a.txt", b"a")
+
+        def fail(progress: Dict[str, Any]) -> None:
+            raise KeyError("from the callback")
+
+        with self.assertRaises(KeyError):
+            session.diff_files(turn, on_progress=fail)
+        self.assertEqual(len(session.diff_files(turn)), 1)
+
     def test_two_sessions_share_one_connection(self) -> None:
         first, second = self.open(), self.open()
         self.assertNotEqual(first.handle, second.handle)
@@ -383,6 +434,7 @@ class ServerTest(Watchdog):
         self.assertIn(first.session_id, listed)
 
     def test_stdout_carries_protocol_messages_only_and_close_ends_the_server(self) -> None:
+        self.client = self.connect()
         session = self.open()
         session.checkpoint()
         session.close()

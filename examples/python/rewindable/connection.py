@@ -20,6 +20,9 @@ from .names import from_wire
 
 ProgressCallback = Callable[[Dict[str, Any]], None]
 
+# The longest line the server reads (the protocol's limit). It answers a longer one with an error it
+# cannot match to a request (id null), so the client refuses to send one instead.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 # How much of the server's stderr an error shows.
 _STDERR_TAIL_LINES = 40
 # After stdout closes, how long to wait for the exit status and the rest of stderr.
@@ -76,7 +79,10 @@ class Connection:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         if on_progress is not None or self._on_progress is not None:
             message["params"] = {**params, "progressToken": request_id}
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        # allow_nan=False: NaN and Infinity are not JSON; the server could only answer a parse error with id null.
+        line = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        if len(line) > MAX_LINE_BYTES:
+            raise ProtocolError(ProtocolError.INVALID_REQUEST, f"The {method} request is {len(line)} bytes as JSON, over the protocol's limit of {MAX_LINE_BYTES} bytes (16 MiB); it was not sent.")
         with self._lock:
             if self._exited is not None:
                 raise self._exited
@@ -84,7 +90,7 @@ class Connection:
         try:
             with self._write_lock:
                 assert self.process.stdin is not None
-                self.process.stdin.write(line.encode("utf-8"))
+                self.process.stdin.write(line + b"\n")
                 self.process.stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
             # The reader thread sees the same end on stdout and fails the call with the exit status.
