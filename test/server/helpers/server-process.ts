@@ -94,24 +94,23 @@ export function startServer(server: BuiltServer, options: { args?: string[]; env
   const messages: Message[] = [];
   const stdoutLines: string[] = [];
   const waiters: Array<{ match: (message: Message) => boolean; from: number; resolve: (message: Message) => void }> = [];
-  let buffered = '';
+  let partial = '';
   let stderr = '';
   let nextId = 1;
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => {
-    buffered += chunk;
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) !== -1) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
       stdoutLines.push(line);
       messages.push(JSON.parse(line) as Message);
-      for (const waiter of [...waiters]) {
-        const found = messages.slice(waiter.from).find(waiter.match);
-        if (found !== undefined) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(found);
-        }
+    }
+    if (lines.length === 0) return;
+    for (const waiter of [...waiters]) {
+      const found = messages.slice(waiter.from).find(waiter.match);
+      if (found !== undefined) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(found);
       }
     }
   });
