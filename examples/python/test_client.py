@@ -9,6 +9,7 @@ a test that hangs dumps its threads' stacks and ends the process with an error.
 import faulthandler
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -138,6 +139,22 @@ class DeadServerTest(Watchdog):
     def test_a_command_that_cannot_start_raises_server_exited_error(self) -> None:
         with self.assertRaises(ServerExitedError):
             Rewindable(command=["/nonexistent/rewindable-server"])
+
+    def test_rewindable_server_names_the_command_and_command_overrides_it(self) -> None:
+        previous = os.environ.get("REWINDABLE_SERVER")
+        os.environ["REWINDABLE_SERVER"] = " ".join(shlex.quote(part) for part in DYING_SERVER)
+        try:
+            self.assertEqual(rewindable.default_command(), DYING_SERVER)
+            with self.assertRaises(ServerExitedError) as raised:
+                Rewindable()
+            self.assertIn("out of cheese", raised.exception.stderr)
+            with self.assertRaises(TimeoutError):
+                Rewindable(command=SILENT_SERVER, timeout=0.5)
+        finally:
+            if previous is None:
+                del os.environ["REWINDABLE_SERVER"]
+            else:
+                os.environ["REWINDABLE_SERVER"] = previous
 
     def test_a_server_that_does_not_answer_times_out(self) -> None:
         with self.assertRaises(TimeoutError):
@@ -440,6 +457,9 @@ class ServerTest(Watchdog):
         session.close()
         self.assertEqual(self.client.stray_lines, [])
         self.assertEqual(self.client.close(), 0)
+        with self.assertRaises(ServerExitedError) as raised:
+            self.client.list_sessions(self.project, store=self.store)
+        self.assertIn("client was closed", str(raised.exception))
 
 
 if __name__ == "__main__":

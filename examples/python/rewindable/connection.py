@@ -52,6 +52,7 @@ class Connection:
         self._write_lock = threading.Lock()
         self._stderr_tail: Deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._exited: Optional[ServerExitedError] = None
+        self._closing = False
         #: Lines on stdout that were not JSON-RPC messages (a server bug; kept to be reported).
         self.stray_lines: List[str] = []
         try:
@@ -107,6 +108,8 @@ class Connection:
 
     def close(self, timeout: float = 10.0) -> Optional[int]:
         """Closes stdin (the server exits on EOF), waits, then terminates and kills if it must."""
+        with self._lock:
+            self._closing = True
         try:
             if self.process.stdin is not None and not self.process.stdin.closed:
                 with self._write_lock:
@@ -201,7 +204,12 @@ class Connection:
             returncode = None
         self._stderr_thread.join(_EXIT_GRACE_SECONDS)
         how = "is still running but closed its output" if returncode is None else f"exited with code {returncode}"
-        exited = ServerExitedError(f"The rewindable server ({' '.join(self.command)}) {how}.", returncode, self.stderr_tail())
+        with self._lock:
+            closing = self._closing
+        if closing:
+            exited = ServerExitedError("This client was closed, and its server with it: start a new Rewindable().", returncode, self.stderr_tail())
+        else:
+            exited = ServerExitedError(f"The rewindable server ({' '.join(self.command)}) {how}.", returncode, self.stderr_tail())
         with self._lock:
             self._exited = exited
             pending = list(self._pending.values())
