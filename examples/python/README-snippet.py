@@ -8,6 +8,7 @@ from rewindable import Rewindable, RewindableError
 project = pathlib.Path(tempfile.mkdtemp())
 (project / "app.py").write_text('print("hello")\n')
 
+# capture=True: the session can also record what shell commands change
 with Rewindable() as client, client.open(str(project), capture=True) as session:
     turn = str(uuid.uuid4())
     session.checkpoint(turn)  # a user message arrived, before any tool runs

@@ -114,6 +114,7 @@ describe.skipIf(!hasPython)('the Python client', () => {
     const run = runPython([path.join(examples, 'README-snippet.py')], 60_000);
     expect(run.status, run.stdout + run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
+    expect(lines).toContain('print("hello") False');
     expect(lines).toContain('CHECKPOINT_NOT_FOUND');
     expect(lines.at(-1)).toBe('False True');
   });
