@@ -291,6 +291,24 @@ class ServerTest(Watchdog):
         reopened = self.open(other, session={"resume": session.session_id})
         self.assertEqual(reopened.session_id, session.session_id)
 
+    def test_a_read_only_session_reads_beside_the_writer_and_refuses_writes(self) -> None:
+        self.write("a.txt", b"a\n")
+        writer = self.open()
+        turn = writer.checkpoint()
+        writer.track_edit("a.txt")
+        self.write("a.txt", b"b\n")
+        reader = self.open(self.connect(), session={"resume": writer.session_id, "read_only": True})
+        self.assertEqual([entry["id"] for entry in reader.list_checkpoints()], [turn])
+        self.assertEqual(reader.rewind_files(turn, dry_run=True)["files_changed"], [os.path.join(reader.root, "a.txt")])
+        with self.assertRaises(rewindable.ReadOnlyError):
+            reader.track_edit("a.txt")
+        with self.assertRaises(TypeError):
+            reader.rewind_files(turn, dry_run=True, paths="a.txt")  # type: ignore[arg-type]
+        self.assertEqual(self.read("a.txt"), b"b\n")
+
+    def test_ctrl_c_in_the_harness_does_not_reach_the_server(self) -> None:
+        self.assertNotEqual(os.getpgid(self.client.pid), os.getpgid(0))
+
     def test_a_missing_session_or_project_raises_its_error(self) -> None:
         with self.assertRaises(SessionNotFoundError):
             self.open(session={"resume": str(uuid.uuid4())})

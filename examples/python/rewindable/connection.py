@@ -56,7 +56,11 @@ class Connection:
         #: Lines on stdout that were not JSON-RPC messages (a server bug; kept to be reported).
         self.stray_lines: List[str] = []
         try:
-            self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+            # Its own session: a Ctrl-C meant for the harness must not kill the server in the middle of a
+            # rewind. The harness closes it in order; if the harness dies, the server sees stdin end and exits.
+            self.process = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True
+            )
         except OSError as error:
             raise ServerExitedError(f"Could not start the rewindable server ({' '.join(self.command)}): {error}") from error
         self._stderr_thread = threading.Thread(target=self._read_stderr, name="rewindable-stderr", daemon=True)
