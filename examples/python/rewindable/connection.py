@@ -89,9 +89,11 @@ class Connection:
         if len(line) > MAX_LINE_BYTES:
             raise ProtocolError(ProtocolError.INVALID_REQUEST, f"The {method} request is {len(line)} bytes as JSON, over the protocol's limit of {MAX_LINE_BYTES} bytes (16 MiB); it was not sent.")
         with self._lock:
-            if self._exited is not None:
-                raise self._exited
-            self._pending[request_id] = pending
+            exited = self._exited
+            if exited is None:
+                self._pending[request_id] = pending
+        if exited is not None:
+            raise ServerExitedError(exited.args[0], exited.returncode, exited.stderr)
         try:
             with self._write_lock:
                 assert self.process.stdin is not None
