@@ -33,7 +33,11 @@ function method<Schema extends z.ZodType>(params: Schema, run: (params: z.output
   return { params, run: (value, context) => run(value as z.output<Schema>, context) };
 }
 
-/** Params are one object; unknown fields are refused, so a misspelt `dryRun` never turns a preview into a rewind. */
+/**
+ * Params are one object; unknown fields are refused, so a misspelt `dryRun`
+ * never turns a preview into a rewind. Every method takes a `progressToken`,
+ * which the server takes out before the handler runs (see `CallContext.progress`).
+ */
 function paramsOf<Shape extends z.ZodRawShape>(shape: Shape) {
   return z.strictObject({ ...shape, progressToken: z.union([z.string(), z.number()]).optional() });
 }
@@ -135,27 +139,27 @@ export const methods = {
 
   rewindFiles: method(
     paramsOf({ handle, userMessageId: uuid, ...rewindFilesOptions, hunks: z.array(z.string()).optional() }),
-    async ({ handle: named, userMessageId, progressToken: _token, ...options }, context) => context.sessions.run(named, (manager) => manager.rewindFiles(userMessageId, options)),
+    async ({ handle: named, userMessageId, ...options }, context) => context.sessions.run(named, (manager) => manager.rewindFiles(userMessageId, options)),
   ),
 
   revertTurn: method(
     paramsOf({ handle, userMessageId: uuid, dryRun: z.boolean().optional(), paths: paths.optional(), onConflict: z.enum(['skip', 'markers', 'overwrite']).optional() }),
-    async ({ handle: named, userMessageId, progressToken: _token, ...options }, context) => context.sessions.run(named, (manager) => manager.revertTurn(userMessageId, options)),
+    async ({ handle: named, userMessageId, ...options }, context) => context.sessions.run(named, (manager) => manager.revertTurn(userMessageId, options)),
   ),
 
-  diffFiles: method(paramsOf({ handle, userMessageId: uuid, ...diffOptions }), async ({ handle: named, userMessageId, progressToken: _token, ...options }, context) =>
+  diffFiles: method(paramsOf({ handle, userMessageId: uuid, ...diffOptions }), async ({ handle: named, userMessageId, ...options }, context) =>
     context.sessions.run(named, (manager) => manager.diffFiles(userMessageId, { ...options, ...(context.progress !== undefined ? { onProgress: context.progress } : {}) })),
   ),
 
   listCheckpoints: method(paramsOf({ handle }), async (params, context) => context.sessions.run(params.handle, (manager) => manager.listCheckpoints())),
 
-  recordUserMessage: method(paramsOf({ handle, message: z.unknown(), uuid: uuid.optional(), parentUuid: uuid.nullable().optional() }), async ({ handle: named, message, progressToken: _token, ...ids }, context) =>
+  recordUserMessage: method(paramsOf({ handle, message: z.unknown(), uuid: uuid.optional(), parentUuid: uuid.nullable().optional() }), async ({ handle: named, message, ...ids }, context) =>
     context.sessions.run(named, (manager) => manager.recordUserMessage(message, ids)),
   ),
 
   recordMessage: method(
     paramsOf({ handle, type: z.string().min(1), message: z.unknown(), uuid: uuid.optional(), parentUuid: uuid.nullable().optional() }),
-    async ({ handle: named, progressToken: _token, ...input }, context) => context.sessions.run(named, (manager) => manager.recordMessage(input)),
+    async ({ handle: named, ...input }, context) => context.sessions.run(named, (manager) => manager.recordMessage(input)),
   ),
 
   getTranscript: method(paramsOf({ handle, leafUuid: uuid.optional() }), async ({ handle: named, leafUuid }, context) =>
@@ -166,7 +170,7 @@ export const methods = {
 
   rewind: method(
     paramsOf({ handle, userMessageId: uuid, scope: z.enum(['files', 'conversation', 'both']).optional(), ...rewindFilesOptions }),
-    async ({ handle: named, userMessageId, progressToken: _token, ...options }, context) => context.sessions.run(named, (manager) => manager.rewind(userMessageId, options)),
+    async ({ handle: named, userMessageId, ...options }, context) => context.sessions.run(named, (manager) => manager.rewind(userMessageId, options)),
   ),
 
   shutdown: method(paramsOf({}), async (_params, context) => {

@@ -28,7 +28,6 @@ export class Connection {
   private readonly running = new Set<Promise<unknown>>();
   private readonly splitter = new LineSplitter();
   private stopping: Promise<void> | undefined;
-  private closeFailed = false;
   private markFinished!: (code: 0 | 1) => void;
 
   constructor(private readonly options: ServeOptions) {
@@ -51,15 +50,16 @@ export class Connection {
     // Taken before the shutdown request that may have called stop() is counted: it waits for the others, not itself.
     const others = [...this.running];
     await Promise.allSettled(others);
+    let exitCode: 0 | 1 = 0;
     try {
       await this.sessions.closeAll();
     } catch (error) {
-      this.closeFailed = true;
+      exitCode = 1;
       this.options.log(`rewindable serve: a session failed to close: ${errorObject(error).message}`);
     }
     // The input may still be open (a shutdown request): let it go, so nothing keeps the process alive.
     (this.options.input as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
-    this.markFinished(this.closeFailed ? 1 : 0);
+    this.markFinished(exitCode);
   }
 
   private readonly read = (chunk: Buffer | string): void => {
@@ -104,18 +104,18 @@ export class Connection {
       if (method === undefined) throw new ProtocolError(ErrorCode.methodNotFound, `Method not found: ${JSON.stringify(request.method)}. Call initialize for the list of methods.`);
       const parsed = method.params.safeParse(request.params ?? {});
       if (!parsed.success) throw invalidParams(request.method, parsed.error);
-      return method.run(parsed.data, this.contextFor(request));
+      const { progressToken, ...params } = parsed.data as { progressToken?: string | number };
+      return method.run(params, this.contextFor(progressToken));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  private contextFor(request: Request): CallContext {
-    const token = (request.params as { progressToken?: string | number } | undefined)?.progressToken;
+  private contextFor(progressToken: string | number | undefined): CallContext {
     return {
       sessions: this.sessions,
       defaultStore: this.options.defaultStore,
-      progress: token === undefined ? undefined : progressSender(token, (params) => this.send({ jsonrpc: '2.0', method: 'progress', params })),
+      progress: progressToken === undefined ? undefined : progressSender(progressToken, (params) => this.send({ jsonrpc: '2.0', method: 'progress', params })),
       shutdown: () => this.stop(),
     };
   }

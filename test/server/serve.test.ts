@@ -180,6 +180,22 @@ describe('several sessions on one connection', () => {
   });
 });
 
+describe('two server processes', () => {
+  it('a session one server holds is SESSION_LOCKED for the other until the first shuts down', async () => {
+    const project = tempProject();
+    const first = serve();
+    const second = serve();
+    const { handle, sessionId } = await openSession(first, project);
+    await first.call('checkpoint', { handle });
+
+    expect(await failure(openSession(second, project, { session: { resume: sessionId } }))).toMatchObject({ code: -32000, data: { code: 'SESSION_LOCKED' } });
+    await first.call('shutdown');
+    await first.exited;
+    const reopened = await openSession(second, project, { session: { resume: sessionId } });
+    expect(await second.call('listCheckpoints', { handle: reopened.handle })).toHaveLength(1);
+  });
+});
+
 describe('capturing a shell command: scanBegin, the command, scanEnd', () => {
   it('rm, mv and echo > between scanBegin and scanEnd are reported, and a rewind undoes them', async () => {
     const project = tempProject();
@@ -315,6 +331,17 @@ describe('ending the connection', () => {
     server.child.stdin.end();
     expect(await server.exited).toEqual({ code: 0, signal: null });
     for (const { sessionId } of sessions) await project.open({ session: { resume: sessionId } });
+  });
+
+  it('a last request without its newline before the end of stdin is still answered', async () => {
+    const project = tempProject();
+    const server = serve();
+
+    server.write(JSON.stringify({ jsonrpc: '2.0', id: 'last', method: 'listSessions', params: { cwd: project.root, store: project.store } }));
+    server.child.stdin.end();
+
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(server.messages).toEqual([{ jsonrpc: '2.0', id: 'last', result: [] }]);
   });
 
   it('serve without --stdio is a usage error (exit 2)', () => {
