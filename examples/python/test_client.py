@@ -306,7 +306,7 @@ class ServerTest(Watchdog):
             reader.rewind_files(turn, dry_run=True, paths="a.txt")  # type: ignore[arg-type]
         self.assertEqual(self.read("a.txt"), b"b\n")
 
-    def test_ctrl_c_in_the_harness_does_not_reach_the_server(self) -> None:
+    def test_the_server_runs_in_its_own_process_group_away_from_ctrl_c(self) -> None:
         self.assertNotEqual(os.getpgid(self.client.pid), os.getpgid(0))
 
     def test_a_missing_session_or_project_raises_its_error(self) -> None:
