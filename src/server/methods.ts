@@ -51,7 +51,7 @@ const sessionOption = z.union([
   z.strictObject({ id: uuid.optional() }),
   z.strictObject({ resume: uuid, readOnly: z.boolean().optional() }),
   z.literal('continue'),
-]);
+], { error: "expected { id?: UUID } to start a new session, { resume: UUID, readOnly?: boolean } to reopen one, or 'continue'" });
 
 const captureOptions = z.union([
   z.boolean(),
@@ -61,7 +61,7 @@ const captureOptions = z.union([
     gitignore: z.boolean().optional(),
     maxFileBytes: z.number().int().positive().optional(),
   }),
-]);
+], { error: 'expected true, false, or { include?, exclude?, gitignore?, maxFileBytes? }' });
 
 const rewindFilesOptions = {
   dryRun: z.boolean().optional(),
