@@ -250,18 +250,16 @@ class ServerTest(Watchdog):
         for call in (lambda: session.checkpoint("not-a-uuid"), lambda: session.rewind_files("../../etc/passwd", dry_run=True)):
             with self.assertRaises(RewindableError) as raised:
                 call()
-            self.assertIn(raised.exception.code, ("INVALID_ID", "INVALID_OPTIONS"))
+            self.assertEqual(raised.exception.code, "INVALID_ID")
             self.assertIn("UUID", raised.exception.message)
         self.assertEqual(session.list_checkpoints(), [])
 
-    # Known server deviation: it checks ids with its params schema and answers -32602 INVALID_OPTIONS,
-    # where the library throws INVALID_ID (and a dry run answers can_rewind False). Passes once it does.
-    @unittest.expectedFailure
+    # The server checks ids before the call reaches the library, with the library's code (-32602, INVALID_ID).
     def test_a_non_uuid_id_raises_invalid_id_error_as_the_library_does(self) -> None:
         session = self.open()
         with self.assertRaises(InvalidIdError) as raised:
             session.checkpoint("not-a-uuid")
-        self.assertIn("not-a-uuid", raised.exception.message)
+        self.assertIn("userMessageId", raised.exception.message)
 
     def test_an_unknown_or_closed_handle_raises_invalid_options_error(self) -> None:
         stranger = rewindable.Session(self.client, "no-such-handle", str(uuid.uuid4()), self.project)
@@ -374,9 +372,7 @@ class ServerTest(Watchdog):
         self.assertEqual(self.read("a.txt"), b"a\n")
         self.assertFalse(os.path.exists(os.path.join(self.project, "b.txt")))
 
-    # Known server deviation: scanBegin refuses a session opened without `capture`, where the library's
-    # captureChanges uses the default scope. Passes once it does.
-    @unittest.expectedFailure
+    # Without `capture` at open, a scan covers the default scope, as the library's captureChanges does.
     def test_a_capture_works_without_a_capture_scope_at_open(self) -> None:
         session = self.open()
         session.checkpoint()

@@ -68,7 +68,9 @@ export function invalidParams(method: string, error: z.core.$ZodError): Protocol
   const issues = error.issues.map((issue) => ({ path: issue.path.map(String), code: issue.code, message: issue.message }));
   const first = issues[0]!;
   const where = first.path.length > 0 ? `${first.path.join('.')}: ` : '';
-  return new ProtocolError(ErrorCode.invalidParams, `Invalid params for ${method}: ${where}${first.message}.`, { code: 'INVALID_OPTIONS', details: { issues } });
+  // Only ids that are not UUIDs: the library's own code for them, so a client handles both alike.
+  const onlyIds = error.issues.every((issue) => issue.code === 'invalid_format' && issue.format === 'uuid');
+  return new ProtocolError(ErrorCode.invalidParams, `Invalid params for ${method}: ${where}${first.message}.`, { code: onlyIds ? 'INVALID_ID' : 'INVALID_OPTIONS', details: { issues } });
 }
 
 /** The error object for whatever a handler threw. */

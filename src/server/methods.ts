@@ -105,7 +105,7 @@ export const methods = {
         ...(durability !== undefined ? { durability } : {}),
         ...(capture !== undefined ? { capture } : {}),
       });
-      const opened = context.sessions.add(manager, capture !== undefined && capture !== false);
+      const opened = context.sessions.add(manager);
       return { handle: opened, sessionId: manager.sessionId, root: manager.root };
     },
   ),

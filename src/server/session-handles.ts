@@ -19,8 +19,6 @@ interface OpenScan {
 /** One open session of the connection. */
 interface SessionEntry {
   manager: CheckpointManager;
-  /** Opened with a capture scope: only then may it scan. */
-  capture: boolean;
   /** The session's requests, answered in the order they came. */
   queue: SerialQueue;
   scan: OpenScan | undefined;
@@ -30,10 +28,10 @@ interface SessionEntry {
 export class SessionHandles {
   private readonly entries = new Map<string, SessionEntry>();
 
-  add(manager: CheckpointManager, capture: boolean): string {
+  add(manager: CheckpointManager): string {
     // Random, so a handle of an earlier server process names nothing here rather than another session.
     const handle = `session-${randomBytes(6).toString('hex')}`;
-    this.entries.set(handle, { manager, capture, queue: new SerialQueue(), scan: undefined });
+    this.entries.set(handle, { manager, queue: new SerialQueue(), scan: undefined });
     return handle;
   }
 
@@ -47,13 +45,6 @@ export class SessionHandles {
   scanBegin(handle: string, label: string | undefined): Promise<string> {
     const entry = this.entry(handle);
     return entry.queue.run(async () => {
-      if (!entry.capture) {
-        throw new RewindableError(
-          RewindableErrorCode.INVALID_OPTIONS,
-          'scanBegin needs a session opened with a capture scope: pass capture: true (or capture options) to open.',
-          { details: { option: 'capture' } },
-        );
-      }
       if (entry.scan !== undefined) {
         throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Scan ${entry.scan.id} of this session is still open: end it with scanEnd before starting another.`, {
           details: { option: 'scanId' },

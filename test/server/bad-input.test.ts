@@ -150,13 +150,13 @@ describe('requests the server refuses before anything happens', () => {
     ['a session to resume that is not a UUID', 'open', { cwd: '/tmp', session: { resume: 'latest' } }, ['session']],
     ['a parent message that is not a UUID', 'recordMessage', { handle: 'h', type: 'assistant', message: 'hi', parentUuid: 'nope' }, ['parentUuid']],
     ['a leaf that is not a UUID', 'getTranscript', { handle: 'h', leafUuid: 'x' }, ['leafUuid']],
-  ])('%s: -32602 with data.code INVALID_OPTIONS and the issues', async (_name, method, params, where) => {
+  ])('%s: -32602 with data.code INVALID_OPTIONS (INVALID_ID for an id alone) and the issues', async (name, method, params, where) => {
     const before = disk();
     const named = Array.isArray(params) ? params : { ...params, ...('handle' in params && params.handle === 'h' ? { handle } : {}) };
 
     const answer = await server.request(method, named);
 
-    expect(answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(new RegExp(`^Invalid params for ${method}: `)), data: { code: 'INVALID_OPTIONS' } });
+    expect(answer.error).toMatchObject({ code: -32602, message: expect.stringMatching(new RegExp(`^Invalid params for ${method}: `)), data: { code: name.endsWith('not a UUID') && where.length > 0 && where[0] !== 'session' ? 'INVALID_ID' : 'INVALID_OPTIONS' } });
     const issues = answer.error!.data!.details!.issues as Array<{ path: string[]; message: string }>;
     expect(issues.length).toBeGreaterThan(0);
     expect(issues[0]!.path).toEqual(where);

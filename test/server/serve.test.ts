@@ -131,6 +131,7 @@ describe('a two-turn session over the wire', () => {
       dryRun: true,
       error: 'No file checkpoint found for this message.',
       errorCode: 'CHECKPOINT_NOT_FOUND',
+      errorDetails: { id: unknown },
     });
     expect(await failure(server.call('rewindFiles', { handle, userMessageId: unknown }))).toEqual({
       code: -32000,
@@ -265,16 +266,14 @@ describe('capturing a shell command: scanBegin, the command, scanEnd', () => {
     expect(project.snapshot()).toEqual(before);
   });
 
-  it('scanBegin without a capture scope, a second scanBegin, and a wrong scanId are typed errors', async () => {
+  it('scanBegin without a capture scope scans the default scope; a second scanBegin and a wrong scanId are typed errors', async () => {
     const project = tempProject();
     const server = serve();
     const plain = await openSession(server, project);
     await server.call('checkpoint', { handle: plain.handle });
-    expect(await failure(server.call('scanBegin', { handle: plain.handle }))).toMatchObject({
-      code: -32000,
-      message: expect.stringContaining('capture scope'),
-      data: { code: 'INVALID_OPTIONS', details: { option: 'capture' } },
-    });
+    const plainScan = await server.call<{ scanId: string }>('scanBegin', { handle: plain.handle });
+    project.write('by-the-shell.txt', 'x');
+    expect(await server.call('scanEnd', { handle: plain.handle, scanId: plainScan.scanId })).toMatchObject({ created: [project.file('by-the-shell.txt')] });
 
     const other = tempProject();
     const capturing = await openSession(server, other, { capture: { exclude: ['*.log'] } });
