@@ -1,0 +1,77 @@
+import path from 'node:path';
+import { RewindableError } from '../errors.js';
+import { isInside } from '../paths.js';
+import type { FileDiff } from '../rewind/diff.js';
+import type { RewindFilesReady, RewindFilesResult } from '../rewind/result.js';
+import type { RewindOutput } from './output-schemas.js';
+
+/** Lines of one file's diff a preview shows; the diff resource has the rest. */
+export const diffLinesPerFile = 80;
+/** Lines of diff one preview shows over all its files, so a large rewind stays readable to a model. */
+export const diffLinesPerPreview = 400;
+
+export interface RewindReportFields {
+  sessionId: string;
+  checkpointId: string;
+  cwd: string;
+}
+
+/** A dry run answers `{ canRewind: false }` for a rewind that cannot happen; a tool reports it as the typed error it stands for. */
+export function assertCanRewind(result: RewindFilesResult): RewindFilesReady {
+  if (result.canRewind) return result;
+  throw new RewindableError(result.errorCode, result.error);
+}
+
+/** A rewind's result as the tools report it, each changed file with its diff when `diffs` has one, cut to the budget above. */
+export function toRewindOutput(fields: RewindReportFields, result: RewindFilesReady, diffs: readonly FileDiff[] = []): RewindOutput {
+  const patches = new Map(diffs.flatMap((diff) => (diff.action !== 'skip' && diff.patch !== undefined ? [[diff.path, diff.patch] as const] : [])));
+  let budget = diffLinesPerPreview;
+  return {
+    ...fields,
+    dryRun: result.dryRun,
+    rewound: !result.dryRun,
+    files: result.files.map((file) => {
+      const merge = file.merge !== undefined ? { merge: { status: file.merge.status, conflicts: file.merge.conflicts.length } } : {};
+      const patch = patches.get(file.path);
+      const base = { path: file.path, action: file.action, insertions: file.insertions, deletions: file.deletions, binary: file.binary, conflict: file.conflict, ...merge };
+      if (patch === undefined) return base;
+      const lines = patch.replace(/\n$/, '').split('\n');
+      const shown = Math.max(0, Math.min(lines.length, diffLinesPerFile, budget));
+      budget -= shown;
+      if (shown === lines.length) return { ...base, diff: patch };
+      return { ...base, ...(shown > 0 ? { diff: `${lines.slice(0, shown).join('\n')}\n` } : {}), diffTruncated: true };
+    }),
+    insertions: result.insertions,
+    deletions: result.deletions,
+    conflicts: result.conflicts,
+    skipped: result.skipped.map((entry) => ({ path: entry.path, reason: entry.reason, message: entry.message })),
+    skippedLinks: result.skippedLinks,
+    directoriesRemoved: result.directoriesRemoved,
+    ...(result.undoCheckpointId !== undefined ? { undoCheckpointId: result.undoCheckpointId } : {}),
+  };
+}
+
+/** The report as the model reads it: what changes (or changed), per file, then what is left alone, then the diffs. */
+export function describeRewind(output: RewindOutput, heading: string, diffResource?: string): string {
+  const shown = (file: string) => (isInside(file, output.cwd) ? path.relative(output.cwd, file) : file);
+  const lines = [heading];
+  if (output.files.length === 0) lines.push(output.skipped.length === 0 ? 'No file differs: nothing to change.' : 'No file would change.');
+  else lines.push(`${output.files.length} file${output.files.length === 1 ? '' : 's'}, +${output.insertions} -${output.deletions} lines:`);
+  for (const file of output.files) {
+    const notes = [
+      file.binary ? 'binary' : undefined,
+      file.conflict ? 'CONFLICT: changed since the agent last wrote it; a rewind discards that edit' : undefined,
+      file.merge !== undefined ? `merged, ${file.merge.status === 'clean' ? 'cleanly' : `${file.merge.conflicts} conflicting region(s)`}` : undefined,
+    ].filter((note) => note !== undefined);
+    lines.push(`- ${file.action} ${shown(file.path)} (+${file.insertions} -${file.deletions})${notes.length > 0 ? ` [${notes.join('; ')}]` : ''}`);
+  }
+  if (output.skipped.length > 0) {
+    lines.push(`Left alone (${output.skipped.length}):`);
+    for (const entry of output.skipped) lines.push(`- ${shown(entry.path)}: ${entry.reason}: ${entry.message}`);
+  }
+  if (output.undoCheckpointId !== undefined) lines.push(`Undo checkpoint: ${output.undoCheckpointId} (undo_rewind puts the files back as they were just before).`);
+  const withDiffs = output.files.filter((file) => file.diff !== undefined);
+  for (const file of withDiffs) lines.push('', file.diff!.replace(/\n$/, '') + (file.diffTruncated === true ? '\n[diff cut short]' : ''));
+  if (diffResource !== undefined && output.files.some((file) => file.diffTruncated === true)) lines.push('', `Some diffs were cut short or left out; the whole patch is the resource ${diffResource}`);
+  return lines.join('\n');
+}
