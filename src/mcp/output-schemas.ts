@@ -63,6 +63,9 @@ const plannedFileSchema = z.object({
 });
 
 export const rewindOutputSchema = z.object({
+  summary: z
+    .string()
+    .describe('What happened (or would happen) and what to do next, in words: Claude Code hands a model this JSON, not the text content.'),
   sessionId: z.uuid(),
   checkpointId: z.uuid(),
   cwd: absolutePath,

@@ -16,6 +16,12 @@ export interface RewindReportFields {
   cwd: string;
 }
 
+/** The words of a report: what was done (or previewed), and what to do next, if anything. */
+export interface RewindWording {
+  heading: string;
+  next?: string;
+}
+
 /** A dry run answers `{ canRewind: false }` for a rewind that cannot happen; a tool reports it as the typed error it stands for. */
 export function assertCanRewind(result: RewindFilesResult): RewindFilesReady {
   if (result.canRewind) return result;
@@ -23,24 +29,26 @@ export function assertCanRewind(result: RewindFilesResult): RewindFilesReady {
 }
 
 /** A rewind's result as the tools report it, each changed file with its diff when `diffs` has one, cut to the budget above. */
-export function toRewindOutput(fields: RewindReportFields, result: RewindFilesReady, diffs: readonly FileDiff[] = []): RewindOutput {
+export function toRewindOutput(fields: RewindReportFields, result: RewindFilesReady, wording: RewindWording, diffs: readonly FileDiff[] = []): RewindOutput {
   const patches = new Map(diffs.flatMap((diff) => (diff.action !== 'skip' && diff.patch !== undefined ? [[diff.path, diff.patch] as const] : [])));
   let budget = diffLinesPerPreview;
+  const files = result.files.map((file) => {
+    const merge = file.merge !== undefined ? { merge: { status: file.merge.status, conflicts: file.merge.conflicts.length } } : {};
+    const patch = patches.get(file.path);
+    const base = { path: file.path, action: file.action, insertions: file.insertions, deletions: file.deletions, binary: file.binary, conflict: file.conflict, ...merge };
+    if (patch === undefined) return base;
+    const lines = patch.replace(/\n$/, '').split('\n');
+    const shown = Math.max(0, Math.min(lines.length, diffLinesPerFile, budget));
+    budget -= shown;
+    if (shown === lines.length) return { ...base, diff: patch };
+    return { ...base, ...(shown > 0 ? { diff: `${lines.slice(0, shown).join('\n')}\n` } : {}), diffTruncated: true };
+  });
   return {
+    summary: summarize(result, wording),
     ...fields,
     dryRun: result.dryRun,
     rewound: !result.dryRun,
-    files: result.files.map((file) => {
-      const merge = file.merge !== undefined ? { merge: { status: file.merge.status, conflicts: file.merge.conflicts.length } } : {};
-      const patch = patches.get(file.path);
-      const base = { path: file.path, action: file.action, insertions: file.insertions, deletions: file.deletions, binary: file.binary, conflict: file.conflict, ...merge };
-      if (patch === undefined) return base;
-      const lines = patch.replace(/\n$/, '').split('\n');
-      const shown = Math.max(0, Math.min(lines.length, diffLinesPerFile, budget));
-      budget -= shown;
-      if (shown === lines.length) return { ...base, diff: patch };
-      return { ...base, ...(shown > 0 ? { diff: `${lines.slice(0, shown).join('\n')}\n` } : {}), diffTruncated: true };
-    }),
+    files,
     insertions: result.insertions,
     deletions: result.deletions,
     conflicts: result.conflicts,
@@ -51,12 +59,22 @@ export function toRewindOutput(fields: RewindReportFields, result: RewindFilesRe
   };
 }
 
-/** The report as the model reads it: what changes (or changed), per file, then what is left alone, then the diffs. */
-export function describeRewind(output: RewindOutput, heading: string, diffResource?: string): string {
+function summarize(result: RewindFilesReady, wording: RewindWording): string {
+  const count = (number: number, noun: string) => `${number} ${noun}${number === 1 ? '' : 's'}`;
+  const parts = [wording.heading];
+  if (result.files.length === 0) parts.push(result.skipped.length === 0 ? 'No file differs: nothing to change.' : 'No file changes.');
+  else parts.push(`${count(result.files.length, 'file')}, +${result.insertions} -${result.deletions} lines.`);
+  if (result.conflicts.length > 0) parts.push(`${count(result.conflicts.length, 'file')} changed since the agent last wrote them (conflicts).`);
+  if (result.skipped.length > 0) parts.push(`${count(result.skipped.length, 'tracked file')} left alone (see skipped).`);
+  if (result.undoCheckpointId !== undefined) parts.push(`To undo: undo_rewind with undoCheckpointId ${result.undoCheckpointId}.`);
+  if (wording.next !== undefined && result.files.length > 0) parts.push(wording.next);
+  return parts.join(' ');
+}
+
+/** The report as the model reads it as text: the summary, each file, what is left alone, then the diffs. */
+export function describeRewind(output: RewindOutput, diffResource?: string): string {
   const shown = (file: string) => (isInside(file, output.cwd) ? path.relative(output.cwd, file) : file);
-  const lines = [heading];
-  if (output.files.length === 0) lines.push(output.skipped.length === 0 ? 'No file differs: nothing to change.' : 'No file would change.');
-  else lines.push(`${output.files.length} file${output.files.length === 1 ? '' : 's'}, +${output.insertions} -${output.deletions} lines:`);
+  const lines = [output.summary];
   for (const file of output.files) {
     const notes = [
       file.binary ? 'binary' : undefined,
@@ -69,9 +87,9 @@ export function describeRewind(output: RewindOutput, heading: string, diffResour
     lines.push(`Left alone (${output.skipped.length}):`);
     for (const entry of output.skipped) lines.push(`- ${shown(entry.path)}: ${entry.reason}: ${entry.message}`);
   }
-  if (output.undoCheckpointId !== undefined) lines.push(`Undo checkpoint: ${output.undoCheckpointId} (undo_rewind puts the files back as they were just before).`);
-  const withDiffs = output.files.filter((file) => file.diff !== undefined);
-  for (const file of withDiffs) lines.push('', file.diff!.replace(/\n$/, '') + (file.diffTruncated === true ? '\n[diff cut short]' : ''));
+  for (const file of output.files.filter((candidate) => candidate.diff !== undefined)) {
+    lines.push('', file.diff!.replace(/\n$/, '') + (file.diffTruncated === true ? '\n[diff cut short]' : ''));
+  }
   if (diffResource !== undefined && output.files.some((file) => file.diffTruncated === true)) lines.push('', `Some diffs were cut short or left out; the whole patch is the resource ${diffResource}`);
   return lines.join('\n');
 }

@@ -102,7 +102,11 @@ describe('rewindable mcp: tools', () => {
     ]);
     const greet = planned.files.find((file) => file.path.endsWith('greet.ts'))!;
     expect(greet.diff).toContain('-  return `Hello, ${name}!`;\n+  return `Hello, ${name}`;\n');
-    expect(textOf(preview)).toContain('4 files, +4 -2 lines:');
+    expect(planned.summary).toBe(
+      `Preview (nothing written) of a rewind of session ${sessionId} to checkpoint ${first}: 4 files, +4 -2 lines. ` +
+        'Show the user this preview; to apply it, call rewind_files with the same checkpointId (and paths).',
+    );
+    expect(textOf(preview)).toContain(`${planned.summary}\n`);
     expect(textOf(preview)).toContain('- restore src/greet.ts (+1 -1)');
     expect(project.snapshot()).toEqual(atEnd);
 
@@ -111,7 +115,7 @@ describe('rewindable mcp: tools', () => {
     const result = rewindOutputSchema.parse(rewound.structuredContent);
     expect(result).toMatchObject({ dryRun: false, rewound: true, insertions: 4, deletions: 2 });
     expect(project.snapshot()).toEqual(atFirst);
-    expect(textOf(rewound)).toContain(`Undo checkpoint: ${result.undoCheckpointId}`);
+    expect(result.summary).toContain(`To undo: undo_rewind with undoCheckpointId ${result.undoCheckpointId}.`);
 
     // The preview was used up by the rewind it allowed.
     expect(errorOf(await call(connection, 'rewind_files', { checkpointId: first }))?.code).toBe('PREVIEW_REQUIRED');

@@ -29,11 +29,14 @@ export function registerPreviewRewind(server: McpServer, sessions: ProjectSessio
           const selection = paths !== undefined ? { paths } : {};
           const preview = assertCanRewind(await manager.rewindFiles(checkpointId, { dryRun: true, ...selection }));
           const diffs = preview.files.length > 0 ? await manager.diffFiles(checkpointId, selection) : [];
-          const output = toRewindOutput({ sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root }, preview, diffs);
+          const fields = { sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root };
+          const wording = {
+            heading: `Preview (nothing written) of a rewind of session ${fields.sessionId} to checkpoint ${fields.checkpointId}:`,
+            next: 'Show the user this preview; to apply it, call rewind_files with the same checkpointId (and paths).',
+          };
+          const output = toRewindOutput(fields, preview, wording, diffs);
           previews.add(manager.sessionId, checkpointId);
-          const heading = `Preview (nothing written) of a rewind of session ${output.sessionId} to checkpoint ${output.checkpointId}.`;
-          const next = output.files.length > 0 ? '\nTo apply it, call rewind_files with the same checkpointId (and paths).' : '';
-          return toolResult(describeRewind(output, heading, diffUri(output.sessionId, output.checkpointId)) + next, output);
+          return toolResult(describeRewind(output, diffUri(output.sessionId, output.checkpointId)), output);
         }),
       ),
   );

@@ -35,11 +35,13 @@ export function registerRevertTurn(server: McpServer, sessions: ProjectSessions)
         const open = preview ? sessions.read.bind(sessions) : sessions.write.bind(sessions);
         return open(sessionId, async (manager) => {
           const result = assertCanRewind(await manager.revertTurn(checkpointId, options));
-          const output = toRewindOutput({ sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root }, result);
-          const heading = preview
-            ? `Preview (nothing written) of a revert of the turn of checkpoint ${output.checkpointId} in session ${output.sessionId}.`
-            : `Reverted the file changes of the turn of checkpoint ${output.checkpointId} in session ${output.sessionId}.`;
-          return toolResult(describeRewind(output, heading), output);
+          const fields = { sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root };
+          const turn = `the turn of checkpoint ${fields.checkpointId} in session ${fields.sessionId}`;
+          const wording = preview
+            ? { heading: `Preview (nothing written) of a revert of ${turn}:`, next: 'Show the user this preview; to apply it, call revert_turn again without dryRun.' }
+            : { heading: `Reverted the file changes of ${turn}:` };
+          const output = toRewindOutput(fields, result, wording);
+          return toolResult(describeRewind(output), output);
         });
       }),
   );

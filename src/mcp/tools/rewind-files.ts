@@ -44,8 +44,9 @@ export function registerRewindFiles(server: McpServer, sessions: ProjectSessions
         return sessions.write(session, async (manager) => {
           const result = await manager.rewindFiles(checkpointId, { onConflict: onConflict ?? 'overwrite', ...(paths !== undefined ? { paths } : {}) });
           previews.use(manager.sessionId, checkpointId);
-          const output = toRewindOutput({ sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root }, result);
-          return toolResult(describeRewind(output, `Rewound the files of session ${output.sessionId} to checkpoint ${output.checkpointId}.`), output);
+          const fields = { sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root };
+          const output = toRewindOutput(fields, result, { heading: `Rewound the files of session ${fields.sessionId} to checkpoint ${fields.checkpointId}:` });
+          return toolResult(describeRewind(output), output);
         });
       }),
   );

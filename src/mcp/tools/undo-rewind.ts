@@ -35,8 +35,9 @@ export function registerUndoRewind(server: McpServer, sessions: ProjectSessions)
             );
           }
           const result = await manager.rewindFiles(undoCheckpointId);
-          const output = toRewindOutput({ sessionId: manager.sessionId, checkpointId: undoCheckpointId.toLowerCase(), cwd: manager.root }, result);
-          return toolResult(describeRewind(output, `Undid the rewind: the files of session ${output.sessionId} are as at undo point ${output.checkpointId}.`), output);
+          const fields = { sessionId: manager.sessionId, checkpointId: undoCheckpointId.toLowerCase(), cwd: manager.root };
+          const output = toRewindOutput(fields, result, { heading: `Undid the rewind: the files of session ${fields.sessionId} are back as at undo point ${fields.checkpointId}:` });
+          return toolResult(describeRewind(output), output);
         }),
       ),
   );
