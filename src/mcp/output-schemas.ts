@@ -70,7 +70,7 @@ export const rewindOutputSchema = z.object({
   checkpointId: z.uuid(),
   cwd: absolutePath,
   dryRun: z.boolean(),
-  rewound: z.boolean().describe('True when files were written.'),
+  rewound: z.boolean().describe('True when files were written: false for a dry run, and for a rewind that found nothing to change.'),
   files: z.array(plannedFileSchema),
   insertions: z.int().nonnegative(),
   deletions: z.int().nonnegative(),

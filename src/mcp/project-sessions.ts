@@ -21,6 +21,8 @@ export interface ProjectLocation {
 export class ProjectSessions {
   /** Writes one after another: two rewinds of one session at once would lock each other out. */
   private writing: Promise<unknown> = Promise.resolve();
+  /** Every call with a session open, so a server that stops can let them finish. */
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(readonly location: ProjectLocation) {}
 
@@ -66,12 +68,20 @@ export class ProjectSessions {
     return run;
   }
 
-  /** Resolves once the writes under way are done: a client that hangs up never cuts a rewind short. */
+  /** Resolves once the calls under way are done: a client that hangs up never cuts a rewind short. */
   async settled(): Promise<void> {
     await this.writing;
+    await Promise.allSettled([...this.running]);
   }
 
   private async withSession<T>(sessionId: string, readOnly: boolean, work: (manager: CheckpointManager) => Promise<T>): Promise<T> {
+    const call = this.openAndRun(sessionId, readOnly, work);
+    this.running.add(call);
+    void call.catch(() => {}).finally(() => this.running.delete(call));
+    return call;
+  }
+
+  private async openAndRun<T>(sessionId: string, readOnly: boolean, work: (manager: CheckpointManager) => Promise<T>): Promise<T> {
     const cwd = path.resolve(await this.root());
     const manager = await CheckpointManager.open({ cwd, session: { resume: sessionId, readOnly }, storeDir: this.location.storeDir });
     try {

@@ -47,7 +47,7 @@ export function toRewindOutput(fields: RewindReportFields, result: RewindFilesRe
     summary: summarize(result, wording),
     ...fields,
     dryRun: result.dryRun,
-    rewound: !result.dryRun,
+    rewound: !result.dryRun && files.length > 0,
     files,
     insertions: result.insertions,
     deletions: result.deletions,

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
@@ -26,6 +27,19 @@ describe('rewindable mcp as a command', () => {
 
     expect(run).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(fs.existsSync(project.store)).toBe(false);
+  });
+
+  it('a SIGTERM from its client, with stdin still open, stops it with exit 0', async () => {
+    const project = tempProject();
+    const child = spawn(process.execPath, [cli.bin, 'mcp', '--cwd', project.root, '--store', project.store], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: cli.home } });
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    child.stdin.write(`${JSON.stringify(initialize)}\n`);
+    // Answering shows the server is up, with its signal handlers in place.
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.kill('SIGTERM');
+
+    expect(await exited).toBe(0);
   });
 
   it('a --cwd that is no directory fails at start, saying so on stderr and keeping stdout for the protocol', async () => {

@@ -1,10 +1,14 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { encodeProjectKey } from '../../src/index.js';
 import { checkpointsOutputSchema, sessionsOutputSchema } from '../../src/mcp/output-schemas.js';
 import { buildCli, type BuiltCli } from '../cli/helpers/built-cli.js';
 import { connectMcp, errorOf, type McpConnection } from './helpers/mcp-client.js';
 import { promptedSession } from './helpers/prompted-session.js';
+import { tempProject } from '../helpers/temp-project.js';
 
 let cli: BuiltCli;
 beforeAll(async () => {
@@ -13,8 +17,10 @@ beforeAll(async () => {
 afterAll(() => cli.remove());
 
 const connections: McpConnection[] = [];
+const servers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (connections.length > 0) await connections.pop()!.close();
+  while (servers.length > 0) await servers.pop()!();
 });
 
 async function connect(cwd: string, store: string): Promise<McpConnection> {
@@ -83,21 +89,72 @@ describe('rewindable mcp at its seams', () => {
 
   it('a line of garbage on stdin is passed over, and the next request is still answered', async () => {
     const { project } = await promptedSession();
-    const child = spawn(process.execPath, [cli.bin, 'mcp', '--cwd', project.root, '--store', project.store], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: cli.home } });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-    child.stdin.write('this is not json\n{"jsonrpc":"2.0","id":\n');
-    child.stdin.write(`${JSON.stringify(initialize)}\n`);
-    await new Promise<void>((resolve) => {
-      const check = () => (stdout.includes('"id":1') ? resolve() : setTimeout(check, 20));
-      check();
-    });
-    child.stdin.end();
+    const server = rawServer(project.root, project.store);
 
-    expect(await exited).toBe(0);
-    const answers = stdout.trim().split('\n').map((line) => JSON.parse(line) as { id?: number; result?: { serverInfo?: { name: string } } });
-    expect(answers.find((message) => message.id === 1)?.result?.serverInfo?.name).toBe('rewindable');
+    server.write('this is not json\n{"jsonrpc":"2.0","id":\n');
+    server.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+
+    expect(await server.answer(1)).toMatchObject({ result: { serverInfo: { name: 'rewindable' } } });
+    server.end();
+    expect(await server.exited).toBe(0);
+  });
+
+  it('a SIGTERM while a rewind writes lets it finish and answer, then exits with 0', async () => {
+    const project = tempProject();
+    const count = 120;
+    for (let index = 0; index < count; index++) project.write(`notes/${index}.txt`, `line ${index}\n`.repeat(20));
+    const before = project.snapshot();
+    const manager = await project.open();
+    const first = await manager.checkpoint();
+    for (let index = 0; index < count; index++) {
+      await manager.trackEdit(`notes/${index}.txt`);
+      project.write(`notes/${index}.txt`, `changed ${index}\n`);
+    }
+    await manager.close();
+    const log = path.join(project.store, 'projects', encodeProjectKey(project.root), `${manager.sessionId}.jsonl`);
+    const server = rawServer(project.root, project.store);
+    server.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'preview_rewind', arguments: { checkpointId: first } } });
+    await server.answer(2);
+
+    server.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'rewind_files', arguments: { checkpointId: first } } });
+    // The rewind has begun once its undo point is in the log; its files are written after that.
+    await until(() => fs.readFileSync(log, 'utf8').includes('"rewind-begin"'));
+    server.kill('SIGTERM');
+
+    expect(await server.exited).toBe(0);
+    const answer = (await server.answer(3)) as { result?: { isError?: boolean; structuredContent?: { rewound?: boolean } } };
+    expect(answer.result?.isError).toBeUndefined();
+    expect(answer.result?.structuredContent?.rewound).toBe(true);
+    expect(project.snapshot()).toEqual(before);
   });
 });
+
+/** The built server on raw pipes, for what the SDK's client would hide: bytes on stdin, signals. */
+function rawServer(cwd: string, store: string) {
+  const child = spawn(process.execPath, [cli.bin, 'mcp', '--cwd', cwd, '--store', store], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: cli.home } });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const messages = () => stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { id?: number });
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  servers.push(async () => {
+    child.kill();
+    await exited;
+  });
+  return {
+    write: (text: string) => child.stdin.write(text),
+    send: (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`),
+    end: () => child.stdin.end(),
+    answer: async (id: number) => {
+      await until(() => messages().some((message) => message.id === id));
+      return messages().find((message) => message.id === id)!;
+    },
+    kill: (signal: NodeJS.Signals) => child.kill(signal),
+    exited,
+  };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}

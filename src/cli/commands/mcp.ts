@@ -33,13 +33,18 @@ export const mcpCommand: Command = {
     }
     const { server, sessions } = createMcpServer({ cwd, storeDir: invocation.storeDir });
     const stdin = invocation.terminal.stdin as Readable;
-    const hungUp = new Promise<void>((resolve) => {
+    // A client stops its server by closing stdin, or with a signal when it quits: either way a rewind under way
+    // finishes first, rather than leaving its files half rewound for the next writer to roll back.
+    const stopped = new Promise<void>((resolve) => {
       stdin.once('end', resolve);
       stdin.once('close', resolve);
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, resolve);
     });
     await server.connect(new StdioServerTransport(stdin, invocation.terminal.stdout as Writable));
-    await hungUp;
+    await stopped;
     await sessions.settled();
+    // The SDK sends a call's result in the microtasks after its handler returns: let those run before the transport closes.
+    await new Promise((resolve) => setImmediate(resolve));
     await server.close();
     return ExitCode.success;
   },
