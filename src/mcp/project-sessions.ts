@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { CheckpointManager } from '../checkpoint-manager.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { assertUuid } from '../paths.js';
@@ -82,8 +81,7 @@ export class ProjectSessions {
   }
 
   private async openAndRun<T>(sessionId: string, readOnly: boolean, work: (manager: CheckpointManager) => Promise<T>): Promise<T> {
-    const cwd = path.resolve(await this.root());
-    const manager = await CheckpointManager.open({ cwd, session: { resume: sessionId, readOnly }, storeDir: this.location.storeDir });
+    const manager = await CheckpointManager.open({ cwd: await this.root(), session: { resume: sessionId, readOnly }, storeDir: this.location.storeDir });
     try {
       return await work(manager);
     } finally {

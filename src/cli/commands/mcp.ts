@@ -16,7 +16,8 @@ export const mcpCommand: Command = {
     'The project is --cwd, else the current directory (or the nearest directory above it with sessions, as for sessions). ' +
     'The server holds no lock while idle: it opens a session read-only to list and preview, and for writing only for the length ' +
     'of one rewind, which fails with SESSION_LOCKED while another process (the running agent) has the session open. ' +
-    'rewind_files rewinds only what preview_rewind previewed first in the same connection. The server stops when stdin closes.',
+    'rewind_files rewinds only what preview_rewind previewed first in the same connection. The server stops when stdin closes ' +
+    'or on SIGTERM, SIGINT or SIGHUP, once the calls under way are done.',
   positionals: { required: [] },
   options: {
     cwd: { type: 'string', value: 'DIR', description: 'The project directory (default: the current directory).' },
