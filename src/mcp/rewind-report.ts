@@ -5,6 +5,12 @@ import type { FileDiff } from '../rewind/diff.js';
 import type { RewindFilesReady, RewindFilesResult } from '../rewind/result.js';
 import type { RewindOutput } from './output-schemas.js';
 
+/**
+ * Files one report lists, changed and left alone each: Claude Code turns a tool result of more than 25,000
+ * tokens into an error (`MAX_MCP_OUTPUT_TOKENS`), and a rewind of thousands of files would make one. The totals
+ * still count every file.
+ */
+export const filesPerReport = 200;
 /** Lines of one file's diff a preview shows; the diff resource has the rest. */
 export const diffLinesPerFile = 80;
 /** Lines of diff one preview shows over all its files, so a large rewind stays readable to a model. */
@@ -32,7 +38,7 @@ export function assertCanRewind(result: RewindFilesResult): RewindFilesReady {
 export function toRewindOutput(fields: RewindReportFields, result: RewindFilesReady, wording: RewindWording, diffs: readonly FileDiff[] = []): RewindOutput {
   const patches = new Map(diffs.flatMap((diff) => (diff.action !== 'skip' && diff.patch !== undefined ? [[diff.path, diff.patch] as const] : [])));
   let budget = diffLinesPerPreview;
-  const files = result.files.map((file) => {
+  const files = result.files.slice(0, filesPerReport).map((file) => {
     const merge = file.merge !== undefined ? { merge: { status: file.merge.status, conflicts: file.merge.conflicts.length } } : {};
     const patch = patches.get(file.path);
     const base = { path: file.path, action: file.action, insertions: file.insertions, deletions: file.deletions, binary: file.binary, conflict: file.conflict, ...merge };
@@ -49,10 +55,12 @@ export function toRewindOutput(fields: RewindReportFields, result: RewindFilesRe
     dryRun: result.dryRun,
     rewound: !result.dryRun && files.length > 0,
     files,
+    filesLeftOut: result.files.length - files.length,
     insertions: result.insertions,
     deletions: result.deletions,
     conflicts: result.conflicts,
-    skipped: result.skipped.map((entry) => ({ path: entry.path, reason: entry.reason, message: entry.message })),
+    skipped: result.skipped.slice(0, filesPerReport).map((entry) => ({ path: entry.path, reason: entry.reason, message: entry.message })),
+    skippedLeftOut: Math.max(0, result.skipped.length - filesPerReport),
     skippedLinks: result.skippedLinks,
     directoriesRemoved: result.directoriesRemoved,
     ...(result.undoCheckpointId !== undefined ? { undoCheckpointId: result.undoCheckpointId } : {}),
@@ -83,13 +91,15 @@ export function describeRewind(output: RewindOutput, diffResource?: string): str
     ].filter((note) => note !== undefined);
     lines.push(`- ${file.action} ${shown(file.path)} (+${file.insertions} -${file.deletions})${notes.length > 0 ? ` [${notes.join('; ')}]` : ''}`);
   }
+  if (output.filesLeftOut > 0) lines.push(`- and ${output.filesLeftOut} more`);
   if (output.skipped.length > 0) {
-    lines.push(`Left alone (${output.skipped.length}):`);
+    lines.push(`Left alone (${output.skipped.length + output.skippedLeftOut}):`);
     for (const entry of output.skipped) lines.push(`- ${shown(entry.path)}: ${entry.reason}: ${entry.message}`);
+    if (output.skippedLeftOut > 0) lines.push(`- and ${output.skippedLeftOut} more`);
   }
   for (const file of output.files.filter((candidate) => candidate.diff !== undefined)) {
     lines.push('', file.diff!.replace(/\n$/, '') + (file.diffTruncated === true ? '\n[diff cut short]' : ''));
   }
-  if (diffResource !== undefined && output.files.some((file) => file.diffTruncated === true)) lines.push('', `Some diffs were cut short or left out; the whole patch is the resource ${diffResource}`);
+  if (diffResource !== undefined && (output.filesLeftOut > 0 || output.files.some((file) => file.diffTruncated === true))) lines.push('', `Some diffs were cut short or left out; the whole patch is the resource ${diffResource}`);
   return lines.join('\n');
 }

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { encodeProjectKey } from '../../src/index.js';
-import { checkpointsOutputSchema, sessionsOutputSchema } from '../../src/mcp/output-schemas.js';
+import { checkpointsOutputSchema, rewindOutputSchema, sessionsOutputSchema } from '../../src/mcp/output-schemas.js';
 import { buildCli, type BuiltCli } from '../cli/helpers/built-cli.js';
-import { connectMcp, errorOf, type McpConnection } from './helpers/mcp-client.js';
+import { connectMcp, errorOf, textOf, type McpConnection } from './helpers/mcp-client.js';
 import { promptedSession } from './helpers/prompted-session.js';
 import { tempProject } from '../helpers/temp-project.js';
 
@@ -97,6 +97,33 @@ describe('rewindable mcp at its seams', () => {
     expect(await server.answer(1)).toMatchObject({ result: { serverInfo: { name: 'rewindable' } } });
     server.end();
     expect(await server.exited).toBe(0);
+  });
+
+  it('a rewind of 250 files is reported in full totals but lists 200, so a client never gets a result too large to show', async () => {
+    const project = tempProject();
+    const count = 250;
+    for (let index = 0; index < count; index++) project.write(`notes/${String(index).padStart(3, '0')}.txt`, 'one\ntwo\n');
+    const manager = await project.open();
+    const first = await manager.checkpoint();
+    for (let index = 0; index < count; index++) {
+      await manager.trackEdit(`notes/${String(index).padStart(3, '0')}.txt`);
+      project.write(`notes/${String(index).padStart(3, '0')}.txt`, 'one\n');
+    }
+    await manager.close();
+    const connection = await connect(project.root, project.store);
+
+    const listed = checkpointsOutputSchema.parse((await call(connection, 'list_checkpoints')).structuredContent);
+    const preview = await call(connection, 'preview_rewind', { checkpointId: first });
+    const planned = rewindOutputSchema.parse(preview.structuredContent);
+
+    expect(listed.checkpoints[0]).toMatchObject({ filesLeftOut: 150 });
+    expect(listed.checkpoints[0]!.files).toHaveLength(100);
+    expect(planned).toMatchObject({ filesLeftOut: 50, insertions: 250, deletions: 0 });
+    expect(planned.files).toHaveLength(200);
+    expect(planned.files.filter((file) => file.diff !== undefined).length).toBeLessThan(200);
+    expect(JSON.stringify(preview).length).toBeLessThan(150_000);
+    expect(planned.summary).toContain('250 files, +250 -0 lines.');
+    expect(textOf(preview)).toContain('- and 50 more');
   });
 
   it('a SIGTERM while a rewind writes lets it finish and answer, then exits with 0', async () => {

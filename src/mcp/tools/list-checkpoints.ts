@@ -7,6 +7,8 @@ import { readOnlyAnnotations, sessionIdInput } from './inputs.js';
 
 /** Characters of a prompt a listing carries: a pasted file in a prompt would otherwise fill the model's context. */
 export const promptCharacters = 2000;
+/** Files listed per checkpoint, for the same reason: a session may track thousands. */
+export const filesPerCheckpoint = 100;
 
 /** A session's checkpoints, as `list_checkpoints` and the checkpoints resource give them. */
 export async function checkpointsOutput(sessions: ProjectSessions, sessionId: string | undefined): Promise<CheckpointsOutput> {
@@ -22,7 +24,8 @@ export async function checkpointsOutput(sessions: ProjectSessions, sessionId: st
         kind: checkpoint.reason === 'message' ? 'message' : 'undo',
         ...shown,
         ...(prompt !== undefined && prompt.length > promptCharacters ? { promptTruncated: true } : {}),
-        files: checkpoint.files,
+        files: checkpoint.files.slice(0, filesPerCheckpoint),
+        filesLeftOut: Math.max(0, checkpoint.files.length - filesPerCheckpoint),
       };
     }),
   }));
@@ -47,7 +50,7 @@ export function registerListCheckpoints(server: McpServer, sessions: ProjectSess
         const output = await checkpointsOutput(sessions, sessionId);
         const lines = output.checkpoints.map((checkpoint, index) => {
           const what = checkpoint.kind === 'undo' ? '(undo point, before a rewind)' : checkpoint.prompt !== undefined ? JSON.stringify(checkpoint.prompt) : '(no prompt recorded)';
-          return `${index + 1}. ${checkpoint.id} at ${checkpoint.createdAt}: ${what}; files: ${checkpoint.files.length === 0 ? 'none' : checkpoint.files.join(', ')}`;
+          return `${index + 1}. ${checkpoint.id} at ${checkpoint.createdAt}: ${what}; files: ${checkpoint.files.length === 0 ? 'none' : checkpoint.files.join(', ')}${checkpoint.filesLeftOut > 0 ? ` and ${checkpoint.filesLeftOut} more` : ''}`;
         });
         return toolResult([`${output.checkpoints.length} checkpoint(s) in session ${output.sessionId} of ${output.cwd}, oldest first:`, ...lines].join('\n'), output);
       }),
