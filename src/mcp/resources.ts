@@ -46,7 +46,8 @@ export function registerResources(server: McpServer, sessions: ProjectSessions):
     },
     (uri, { sessionId, checkpointId }) =>
       read(uri, async () => {
-        const diffs = await sessions.read(single(sessionId), (manager) => manager.diffFiles(single(checkpointId)));
+        // Binary files as GIT binary patches, as `rewindable diff --binary` writes them: git apply applies the whole document.
+        const diffs = await sessions.read(single(sessionId), (manager) => manager.diffFiles(single(checkpointId), { binary: true }));
         const text = diffs.flatMap((diff) => (diff.action === 'skip' ? [`# left alone: ${diff.path}: ${diff.message}\n`] : diff.patch !== undefined ? [diff.patch] : [])).join('');
         return { contents: [{ uri: uri.href, mimeType: 'text/x-diff', text }] };
       }),

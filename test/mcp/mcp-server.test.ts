@@ -1,10 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { CheckpointManager } from '../../src/index.js';
 import { checkpointsOutputSchema, rewindOutputSchema, sessionsOutputSchema } from '../../src/mcp/output-schemas.js';
 import { buildCli, type BuiltCli } from '../cli/helpers/built-cli.js';
 import { holdSession } from '../cli/helpers/locked-session.js';
+import { gitEnvironment } from '../helpers/git-merge-file.js';
 import { connectMcp, errorOf, textOf, type McpConnection } from './helpers/mcp-client.js';
 import { firstPrompt, promptedSession, secondPrompt } from './helpers/prompted-session.js';
 
@@ -165,7 +168,7 @@ describe('rewindable mcp: tools', () => {
 
 describe('rewindable mcp: resources', () => {
   it('reads the sessions, a session’s checkpoints (listed from the template) and the whole diff of a rewind', async () => {
-    const { project, sessionId, first } = await promptedSession();
+    const { project, sessionId, first, atFirst } = await promptedSession();
     const { client } = await connect(project.root, project.store);
 
     const { resourceTemplates } = await client.listResourceTemplates();
@@ -186,6 +189,12 @@ describe('rewindable mcp: resources', () => {
     expect(patch).toContain('diff --git a/src/greet.ts b/src/greet.ts\n');
     expect(patch).toContain('deleted file mode 100644');
     expect(patch).toContain('+# demo\n');
+
+    // The document is a patch git applies: applied to the files now, it does what the rewind would, modes too.
+    const patchFile = path.join(project.outside, 'rewind.patch');
+    fs.writeFileSync(patchFile, patch);
+    execFileSync('git', ['apply', patchFile], { cwd: project.root, env: { ...gitEnvironment, GIT_CEILING_DIRECTORIES: path.dirname(project.root) }, stdio: 'pipe' });
+    expect(project.snapshot()).toEqual(atFirst);
   });
 
   it('an unknown session is a resource-not-found error naming the code', async () => {
