@@ -1,5 +1,7 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FileSkipDiff } from '../rewind/diff.js';
+import { gitQuotedPath } from '../rewind/git-patch.js';
 import type { ProjectSessions } from './project-sessions.js';
 import { checkpointsUri, checkpointsUriTemplate, diffUriTemplate, sessionsUri } from './resource-uris.js';
 import { errorMeta } from './tool-result.js';
@@ -48,10 +50,18 @@ export function registerResources(server: McpServer, sessions: ProjectSessions):
       read(uri, async () => {
         // Binary files as GIT binary patches, as `rewindable diff --binary` writes them: git apply applies the whole document.
         const diffs = await sessions.read(single(sessionId), (manager) => manager.diffFiles(single(checkpointId), { binary: true }));
-        const text = diffs.flatMap((diff) => (diff.action === 'skip' ? [`# left alone: ${diff.path}: ${diff.message}\n`] : diff.patch !== undefined ? [diff.patch] : [])).join('');
+        const text = diffs.flatMap((diff) => (diff.action === 'skip' ? [leftAlone(diff)] : diff.patch !== undefined ? [diff.patch] : [])).join('');
         return { contents: [{ uri: uri.href, mimeType: 'text/x-diff', text }] };
       }),
   );
+}
+
+/**
+ * A comment line for a file the rewind leaves alone, on one line whatever its name holds: a line break in a name
+ * could otherwise start a line git apply would read as part of the patch.
+ */
+function leftAlone(diff: FileSkipDiff): string {
+  return `# left alone: ${gitQuotedPath(diff.path)}: ${diff.message.replace(/[\r\n]+/g, ' ')}\n`;
 }
 
 function json(uri: URL, value: unknown): ReadResourceResult {

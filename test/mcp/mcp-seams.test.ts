@@ -126,6 +126,24 @@ describe('rewindable mcp at its seams', () => {
     expect(textOf(preview)).toContain('- and 50 more');
   });
 
+  it('a file left alone whose name holds a line break stays one comment line of the diff resource', async () => {
+    const project = tempProject();
+    const name = 'note\ndiff --git a/evil b/evil';
+    project.write(name, 'before\n');
+    const manager = await project.open();
+    const first = await manager.checkpoint();
+    await manager.trackEdit(name);
+    fs.rmSync(project.file(name));
+    fs.symlinkSync(project.outside, project.file(name));
+    await manager.close();
+    const { client } = await connect(project.root, project.store);
+
+    const read = await client.readResource({ uri: `rewindable://sessions/${manager.sessionId}/checkpoints/${first}/diff` });
+    const text = (read.contents[0] as { text: string }).text;
+
+    expect(text.split('\n').filter((line) => line !== '')).toEqual([expect.stringMatching(/^# left alone: "\/.*\/note\\ndiff --git a\/evil b\/evil": .* it is now a symbolic link/)]);
+  });
+
   it('a SIGTERM while a rewind writes lets it finish and answer, then exits with 0', async () => {
     const project = tempProject();
     const count = 120;
