@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packAndInstall, repository, runJest, type ConsumerProject, type JestReport } from './package/consumer-project.js';
@@ -98,6 +98,20 @@ describe('a project that installed the package', () => {
       expect(failures[build]).toMatchObject({ name: 'RewindableError', code: 'STORE_IO', details: { retryable: false, missingPackage: 'pg' } });
       expect(failures[build]!.message).toMatch(/^PostgreSQL storage needs the `pg` package, which could not be loaded \(.*\)\. Install it next to rewindable: `npm install pg`\.$/);
     }
+  });
+
+  it('rewindable mcp without the MCP SDK says how to install it, exits 1, and writes nothing to stdout', () => {
+    // A project of its own: the Claude Agent SDK the other one installed depends on the MCP SDK.
+    const bare = path.join(packed.directory, 'bare');
+    fs.mkdirSync(bare);
+    fs.writeFileSync(path.join(bare, 'package.json'), '{"name":"bare","private":true}\n');
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', packed.tarball], { cwd: bare, stdio: 'pipe' });
+    expect(fs.existsSync(path.join(bare, 'node_modules/@modelcontextprotocol/sdk'))).toBe(false);
+    const run = spawnSync(process.execPath, [path.join(bare, 'node_modules/rewindable/dist/cli.js'), 'mcp'], { cwd: bare, encoding: 'utf8', input: '' });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('rewindable mcp needs the @modelcontextprotocol/sdk package');
+    expect(run.stderr).toContain('npx -y -p rewindable -p @modelcontextprotocol/sdk rewindable mcp');
   });
 
   /** Bundles a consumer file into one ESM file outside the project (so nothing resolves at run time) and runs it. */

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
-import { createMcpServer } from '../../mcp/server.js';
+import type { Output } from '../output.js';
 import { stringValue, type Command } from '../command.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 
@@ -22,7 +21,7 @@ export const mcpCommand: Command = {
   options: {
     cwd: { type: 'string', value: 'DIR', description: 'The project directory (default: the current directory).' },
   },
-  examples: ['rewindable mcp', 'claude mcp add rewindable -- npx rewindable mcp', 'rewindable mcp --cwd ~/code/app --store ~/.rewindable'],
+  examples: ['rewindable mcp', 'claude mcp add rewindable -- npx -y -p rewindable -p @modelcontextprotocol/sdk rewindable mcp', 'rewindable mcp --cwd ~/code/app --store ~/.rewindable'],
   async run(invocation) {
     // stdout carries the protocol's messages: nothing else may be written there.
     if (invocation.json) throw new UsageError('mcp speaks JSON-RPC on stdout already: --json does not apply.', 'mcp');
@@ -32,6 +31,9 @@ export const mcpCommand: Command = {
         details: { path: cwd },
       });
     }
+    const modules = await loadMcpModules(invocation.out);
+    if (modules === undefined) return ExitCode.failure;
+    const { StdioServerTransport, createMcpServer } = modules;
     const { server, sessions } = createMcpServer({ cwd, storeDir: invocation.storeDir });
     const stdin = invocation.terminal.stdin as Readable;
     // A client stops its server by closing stdin, or with a signal when it quits: either way a rewind under way
@@ -50,3 +52,23 @@ export const mcpCommand: Command = {
     return ExitCode.success;
   },
 };
+
+/**
+ * The MCP SDK and the server built on it. The SDK is an optional peer
+ * dependency (about 100 packages that a library user who never runs `mcp`
+ * should not have to install): without it, the command says how to get it.
+ */
+async function loadMcpModules(out: Output) {
+  try {
+    const [{ StdioServerTransport }, { createMcpServer }] = await Promise.all([import('@modelcontextprotocol/sdk/server/stdio.js'), import('../../mcp/server.js')]);
+    return { StdioServerTransport, createMcpServer };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if ((code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') || !String((error as Error).message).includes('@modelcontextprotocol/sdk')) throw error;
+    out.error(
+      'rewindable mcp needs the @modelcontextprotocol/sdk package, which could not be loaded. Install it next to rewindable ' +
+        '(npm install @modelcontextprotocol/sdk), or run both with npx: npx -y -p rewindable -p @modelcontextprotocol/sdk rewindable mcp',
+    );
+    return undefined;
+  }
+}
