@@ -1,8 +1,7 @@
 import path from 'node:path';
 import type { CheckpointManager } from '../checkpoint-manager.js';
-import { RewindableError } from '../errors.js';
 import { isInside } from '../paths.js';
-import type { RewindFilesReady, RewindFilesResult } from '../rewind/result.js';
+import { readyOrThrow, type RewindFilesReady, type RewindFilesResult } from '../rewind/result.js';
 import type { RewindConflictChoice } from '../rewind/rewind-choice.js';
 import { stringValues, type Invocation, type OptionDefinition } from './command.js';
 import { confirm } from './confirm.js';
@@ -30,7 +29,7 @@ export interface RewindRequest {
 export async function previewThenRewind(invocation: Invocation, root: string, request: RewindRequest): Promise<ExitCode> {
   const { out } = invocation;
   const { wording } = request;
-  const preview = assertCanRewind(await request.run(true));
+  const preview = readyOrThrow(await request.run(true));
   const fields = { sessionId: request.sessionId, checkpointId: request.checkpointId, cwd: root };
   const report = (result: RewindFilesReady, extra: Omit<RewindReportFields, keyof typeof fields>) => toOutput({ ...fields, ...extra }, result);
   const print = (output: RewindOutput) => printPlan(invocation, output, wording, request.onConflict);
@@ -64,7 +63,7 @@ export async function previewThenRewind(invocation: Invocation, root: string, re
     }
   }
 
-  const result = assertCanRewind(await request.run(false));
+  const result = readyOrThrow(await request.run(false));
   const output = report(result, { rewound: true, ...(result.undoCheckpointId !== undefined ? { undoCheckpointId: result.undoCheckpointId } : {}) });
   if (invocation.json) {
     out.json(rewindOutputSchema, output);
@@ -111,7 +110,3 @@ export function selectedPaths(invocation: Invocation, root: string): string[] | 
 }
 
 /** A dry run reports a rewind that cannot happen as `{ canRewind: false }`; the CLI turns it back into the typed error. */
-function assertCanRewind(result: RewindFilesResult): RewindFilesReady {
-  if (result.canRewind) return result;
-  throw new RewindableError(result.errorCode, result.error);
-}

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import { RewindableError } from '../errors.js';
 import { isInside } from '../paths.js';
 import type { FileDiff } from '../rewind/diff.js';
-import type { RewindFilesReady, RewindFilesResult } from '../rewind/result.js';
+import type { RewindFilesReady } from '../rewind/result.js';
 import type { RewindOutput } from './output-schemas.js';
 
 /**
@@ -28,11 +27,6 @@ export interface RewindWording {
   next?: string;
 }
 
-/** A dry run answers `{ canRewind: false }` for a rewind that cannot happen; a tool reports it as the typed error it stands for. */
-export function assertCanRewind(result: RewindFilesResult): RewindFilesReady {
-  if (result.canRewind) return result;
-  throw new RewindableError(result.errorCode, result.error);
-}
 
 /** A rewind's result as the tools report it, each changed file with its diff when `diffs` has one, cut to the budget above. */
 export function toRewindOutput(fields: RewindReportFields, result: RewindFilesReady, wording: RewindWording, diffs: readonly FileDiff[] = []): RewindOutput {

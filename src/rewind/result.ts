@@ -1,4 +1,4 @@
-import type { RewindableErrorCode, RewindableErrorDetailsOf } from '../errors.js';
+import { RewindableError, type RewindableErrorCode, type RewindableErrorDetailsOf } from '../errors.js';
 import type { RewindAction } from '../schemas.js';
 import { safetyRefusals, type Refusal } from '../refusal.js';
 import type { PlannedChange } from './change.js';
@@ -97,6 +97,12 @@ export interface RewindFilesRefused {
   conflicts?: undefined;
   directoriesRemoved?: undefined;
   undoCheckpointId?: undefined;
+}
+
+/** The result of a rewind that can happen, or the error a refused dry run reported, thrown (for callers that preview first). */
+export function readyOrThrow(result: RewindFilesResult): RewindFilesReady {
+  if (result.canRewind) return result;
+  throw new RewindableError(result.errorCode, result.error, result.errorDetails !== undefined ? { details: result.errorDetails } : {});
 }
 
 export function summarize(changes: readonly PlannedChange[], measurements: Measurements, skipped: readonly SkippedPath[], dryRun: boolean, directoriesRemoved: readonly string[] = []): RewindFilesReady {

@@ -4,7 +4,8 @@ import { rewindOutputSchema } from '../output-schemas.js';
 import type { PreviewLog } from '../preview-log.js';
 import type { ProjectSessions } from '../project-sessions.js';
 import { diffUri } from '../resource-uris.js';
-import { assertCanRewind, describeRewind, toRewindOutput } from '../rewind-report.js';
+import { readyOrThrow } from '../../rewind/result.js';
+import { describeRewind, toRewindOutput } from '../rewind-report.js';
 import { answer, toolResult } from '../tool-result.js';
 import { checkpointIdInput, pathsInput, readOnlyAnnotations, sessionIdInput } from './inputs.js';
 
@@ -27,7 +28,7 @@ export function registerPreviewRewind(server: McpServer, sessions: ProjectSessio
       answer(async () =>
         sessions.read(sessionId, async (manager) => {
           const selection = paths !== undefined ? { paths } : {};
-          const preview = assertCanRewind(await manager.rewindFiles(checkpointId, { dryRun: true, ...selection }));
+          const preview = readyOrThrow(await manager.rewindFiles(checkpointId, { dryRun: true, ...selection }));
           const diffs = preview.files.length > 0 ? await manager.diffFiles(checkpointId, selection) : [];
           const fields = { sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root };
           const wording = {

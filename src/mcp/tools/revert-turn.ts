@@ -2,7 +2,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { rewindOutputSchema } from '../output-schemas.js';
 import type { ProjectSessions } from '../project-sessions.js';
-import { assertCanRewind, describeRewind, toRewindOutput } from '../rewind-report.js';
+import { readyOrThrow } from '../../rewind/result.js';
+import { describeRewind, toRewindOutput } from '../rewind-report.js';
 import { answer, toolResult } from '../tool-result.js';
 import { checkpointIdInput, destructiveAnnotations, pathsInput, sessionIdInput } from './inputs.js';
 
@@ -34,7 +35,7 @@ export function registerRevertTurn(server: McpServer, sessions: ProjectSessions)
         const options = { dryRun: preview, onConflict: onConflict ?? 'skip', ...(paths !== undefined ? { paths } : {}) } as const;
         const open = preview ? sessions.read.bind(sessions) : sessions.write.bind(sessions);
         return open(sessionId, async (manager) => {
-          const result = assertCanRewind(await manager.revertTurn(checkpointId, options));
+          const result = readyOrThrow(await manager.revertTurn(checkpointId, options));
           const fields = { sessionId: manager.sessionId, checkpointId: checkpointId.toLowerCase(), cwd: manager.root };
           const turn = `the turn of checkpoint ${fields.checkpointId} in session ${fields.sessionId}`;
           const wording = preview
