@@ -17,6 +17,8 @@ export const commands: readonly CommandEntry[] = [
   { name: 'revert', summary: 'Undo the file changes of one turn, keeping the changes made after it', load: async () => (await import('./commands/revert.js')).revertCommand },
   { name: 'gc', summary: 'Remove idle sessions and the backups no session needs', load: async () => (await import('./commands/gc.js')).gcCommand },
   { name: 'unlock', summary: "Show who holds a session's lock, and break it with --force", load: async () => (await import('./commands/unlock.js')).unlockCommand },
+  { name: 'hook', summary: 'Handle one hook event of Claude Code (or another CLI agent) read from stdin', load: async () => (await import('./commands/hook.js')).hookCommand },
+  { name: 'hooks', summary: "Install or remove the rewindable hooks in Claude Code's settings", load: async () => (await import('./commands/hooks.js')).hooksCommand },
 ];
 
 /** Runs one command line (without `node` and the script) and returns the exit code. */
