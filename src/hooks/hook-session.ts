@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { noteFilesystemOf } from '../fs/stat-signature.js';
 import { canonicalLocation, type PathScope } from '../paths.js';
-import { recoverOtherSessions, recoverSession } from '../rewind/recover-rewinds.js';
+import { sessionsWithPendingRewinds } from '../rewind/pending-rewind-note.js';
 import { Session } from '../session/session.js';
 import { filesystemStorage } from '../store/filesystem/filesystem-storage.js';
 
@@ -47,8 +47,7 @@ export async function openHookSession(options: HookSessionOptions): Promise<Hook
     try {
       const session = await openOrCreate(open, options.sessionId);
       try {
-        await recoverSession(session);
-        await recoverOtherSessions(session, (sessionId) => open(sessionId, 'resume', false));
+        await recoverRewinds(session, (sessionId) => open(sessionId, 'resume', false));
       } catch (error) {
         await session.close();
         throw error;
@@ -61,6 +60,19 @@ export async function openHookSession(options: HookSessionOptions): Promise<Hook
     await new Promise((resolve) => setTimeout(resolve, pause + Math.random() * pause));
     pause = Math.min(pause * 2, 100);
   }
+}
+
+/**
+ * Rolls back a rewind a crash interrupted, in this session or another of the
+ * project, as a writable open of the manager does. The rewind machinery is
+ * loaded only when there is one: a hook is a new process every time.
+ */
+async function recoverRewinds(session: Session, open: (sessionId: string) => Promise<Session>): Promise<void> {
+  const others = await sessionsWithPendingRewinds(session.log.storage, session.log.key.projectKey).catch(() => []);
+  if (session.state.interruptedRewind === undefined && others.length === 0) return;
+  const { recoverOtherSessions, recoverSession } = await import('../rewind/recover-rewinds.js');
+  await recoverSession(session);
+  await recoverOtherSessions(session, open);
 }
 
 /** Resumes the session, or creates it; two hooks creating it at once end up in the same one. */
