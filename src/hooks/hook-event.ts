@@ -69,6 +69,9 @@ export function parseHookEvent(text: string): HookEvent {
   const sessionId = requiredString(value, 'session_id');
   const cwd = requiredString(value, 'cwd');
   if (phase === 'prompt') {
+    // A turn the agent injects itself (a background task's notification, an auto-continuation) is part of the
+    // turn in progress, not a new prompt to rewind to: as the library's Claude Agent SDK integration does by default.
+    if (value.source === 'system' || value.source === 'poll_event') return { kind: 'ignored', eventName, tool };
     const prompt = typeof value.prompt === 'string' ? value.prompt : '';
     return { kind: 'prompt', sessionId, cwd, prompt, promptId: typeof value.prompt_id === 'string' ? value.prompt_id : undefined };
   }

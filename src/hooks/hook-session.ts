@@ -77,7 +77,7 @@ async function recoverRewinds(session: Session, open: (sessionId: string) => Pro
 
 /** Resumes the session, or creates it; two hooks creating it at once end up in the same one. */
 async function openOrCreate(open: (sessionId: string, mode: 'create' | 'resume') => Promise<Session>, sessionId: string): Promise<Session> {
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     try {
       return await open(sessionId, 'resume');
     } catch (error) {
@@ -86,7 +86,7 @@ async function openOrCreate(open: (sessionId: string, mode: 'create' | 'resume')
     try {
       return await open(sessionId, 'create');
     } catch (error) {
-      if (!(RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_EXISTS)) throw error;
+      if (!(RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_EXISTS) || attempt === 5) throw error;
     }
   }
 }

@@ -5,7 +5,7 @@ import type { HookSession } from './hook-session.js';
 
 /**
  * The checkpoint of a prompt, keyed by the agent's prompt id when it gives a
- * fresh UUID (Claude Code's `prompt_id`), else by a new one, with the
+ * UUID it has not used before (Claude Code's `prompt_id`), else by a new one, with the
  * prompt's text as the user message, so `rewindable checkpoints` shows it.
  * Once the session has scanned the project for a shell command, every
  * prompt's checkpoint scans it too (the capture scope's rule: what appeared
@@ -15,7 +15,8 @@ export async function checkpointPrompt(opened: HookSession, prompt: string, prom
   const { session } = opened;
   const { state } = session;
   const given = promptId?.toLowerCase();
-  const fresh = given !== undefined && isUuidText(given) && (!state.checkpointsById.has(given) || state.latestCheckpoint?.id === given);
+  // A prompt id seen before (an event delivered twice) gets a new checkpoint rather than a message conflict.
+  const fresh = given !== undefined && isUuidText(given) && !state.checkpointsById.has(given);
   const id = fresh ? given : randomUUID();
   const message = { role: 'user', content: prompt };
   if (state.lastScanStartedAtNs === undefined) {

@@ -33,9 +33,14 @@ describe('rewindable hook: Claude Code hook events on stdin', () => {
     const first = await runHook(cli, project.store, events.prompt(agent, 'Rename greet to welcome\nand update the tests', { prompt_id: promptId }));
     expect(first).toEqual({ code: 0, stdout: '', stderr: '' });
     await runHook(cli, project.store, events.prompt(agent, 'Now the docs'));
+    // A turn Claude Code injects itself (a background task's notification) is no prompt to go back to.
+    expect(await runHook(cli, project.store, events.prompt(agent, '<task-notification>done</task-notification>', { source: 'system' }))).toEqual({ code: 0, stdout: '', stderr: '' });
+    // A prompt id seen before gets a checkpoint of its own.
+    expect(await runHook(cli, project.store, events.prompt(agent, 'Once more', { prompt_id: promptId }))).toEqual({ code: 0, stdout: '', stderr: '' });
     const checkpoints = await checkpointsOf(project.store, agent.sessionId);
-    expect(checkpoints.map((checkpoint) => checkpoint.prompt)).toEqual(['Rename greet to welcome', 'Now the docs']);
+    expect(checkpoints.map((checkpoint) => checkpoint.prompt)).toEqual(['Rename greet to welcome', 'Now the docs', 'Once more']);
     expect(checkpoints[0]!.id).toBe(promptId);
+    expect(new Set(checkpoints.map((checkpoint) => checkpoint.id)).size).toBe(3);
   });
 
   it('PreToolUse of Edit, Write and NotebookEdit backs the files up before they change, and rewind brings them back', async () => {
