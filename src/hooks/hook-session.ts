@@ -15,6 +15,8 @@ export interface HookSessionOptions {
   storeDir: string;
   /** The rewindable session (see `rewindableSessionIdOf`). */
   sessionId: string;
+  /** Directories outside the project whose files may be backed up too (Claude Code's additional directories). */
+  extraRoots: string[];
   /** How long to wait for another process (another hook, a rewind) to let go of the session. */
   lockWaitMs: number;
 }
@@ -38,9 +40,10 @@ export async function openHookSession(options: HookSessionOptions): Promise<Hook
   noteFilesystemOf(root);
   const storage = filesystemStorage({ directory: options.storeDir, durability: 'full' });
   const storeDirectory = canonicalLocation(storage.directory);
-  const scope: PathScope = { root, givenRoot: options.project, extraRoots: [], storeDirectory };
+  const extraRoots = options.extraRoots.map(realDirectory);
+  const scope: PathScope = { root, givenRoot: options.project, extraRoots, storeDirectory };
   const open = (sessionId: string, mode: 'create' | 'resume', followMoves = true) =>
-    Session.open({ storage, root, sessionId, mode, followMoves, durable: true, maxFileBytes, confinement: { extraRoots: [], storeDirectory } });
+    Session.open({ storage, root, sessionId, mode, followMoves, durable: true, maxFileBytes, confinement: { extraRoots, storeDirectory } });
   const deadline = Date.now() + options.lockWaitMs;
   let pause = 5;
   for (;;) {
@@ -98,5 +101,5 @@ function realDirectory(directory: string): string {
   } catch {
     // Reported below.
   }
-  throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The project directory ${directory} of the hook event does not exist or is not a directory.`, { details: { path: directory } });
+  throw new RewindableError(RewindableErrorCode.CWD_NOT_FOUND, `The directory ${directory} does not exist or is not a directory.`, { details: { path: directory } });
 }

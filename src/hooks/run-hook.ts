@@ -7,6 +7,8 @@ export interface RunHookOptions {
   storeDir: string;
   /** The project directory: `--project`, else the agent's (`$CLAUDE_PROJECT_DIR`, `$GEMINI_PROJECT_DIR`), else the event's `cwd`. */
   project: string | undefined;
+  /** Directories outside the project whose files may be backed up too. */
+  extraRoots: string[];
   lockWaitMs: number;
 }
 
@@ -17,7 +19,7 @@ export interface RunHookOptions {
  */
 export async function runHook(event: Exclude<HookEvent, { kind: 'ignored' }>, options: RunHookOptions): Promise<HookAnswer> {
   const project = options.project ?? event.cwd;
-  const opened = await openHookSession({ project, storeDir: options.storeDir, sessionId: rewindableSessionIdOf(event.sessionId), lockWaitMs: options.lockWaitMs });
+  const opened = await openHookSession({ project, storeDir: options.storeDir, sessionId: rewindableSessionIdOf(event.sessionId), extraRoots: options.extraRoots, lockWaitMs: options.lockWaitMs });
   try {
     if (event.kind === 'prompt') await (await import('./prompt-hook.js')).checkpointPrompt(opened, event.prompt, event.promptId);
     else if (event.kind === 'edit') await (await import('./edit-hook.js')).backUpFiles(opened, event);

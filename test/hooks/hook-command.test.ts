@@ -111,6 +111,9 @@ describe('rewindable hook: Claude Code hook events on stdin', () => {
     expect(outside.code).toBe(2);
     expect(outside.stdout).toBe('');
     expect(outside.stderr).toMatch(/^rewindable could not back up the files before this Write call, so the call was blocked: .*escape\.txt is outside the project root/);
+    // An additional directory given with --extra-root is backed up like the project.
+    const allowed = await runHook(cli, project.store, events.preTool(agent, 'Write', { file_path: path.join(project.outside, 'escape.txt'), content: 'no' }), ['--extra-root', project.outside]);
+    expect(allowed).toEqual({ code: 0, stdout: '', stderr: '' });
     const directory = await runHook(cli, project.store, events.preTool(agent, 'Edit', { file_path: project.file('dir'), old_string: 'a', new_string: 'b' }));
     expect(directory.code).toBe(2);
     expect(directory.stderr).toMatch(/blocked: .*dir/);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { failureAnswer, type HookAnswer } from '../../hooks/hook-answer.js';
 import { eventNameOf, HookInputError, parseHookEvent, phaseOf, type HookPhase } from '../../hooks/hook-event.js';
-import { stringValue, type Command, type Invocation } from '../command.js';
+import { stringValue, stringValues, type Command, type Invocation } from '../command.js';
 import type { ExitCode} from '../exit-codes.js';
 import { UsageError } from '../exit-codes.js';
 
@@ -21,6 +21,12 @@ export const hookCommand: Command = {
   positionals: { required: [] },
   options: {
     project: { type: 'string', value: 'DIR', description: 'The project directory (default: $CLAUDE_PROJECT_DIR, else $GEMINI_PROJECT_DIR, else the event\'s cwd).' },
+    'extra-root': {
+      type: 'string',
+      value: 'DIR',
+      multiple: true,
+      description: 'A directory outside the project whose files may be backed up too (Claude Code\'s additional directories); repeatable. A file tool on any other file outside the project is blocked.',
+    },
     'lock-wait': { type: 'string', value: 'SECONDS', description: `How long to wait while another process holds the session (default: ${defaultLockWaitSeconds}).` },
   },
   examples: ["echo '{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"…\",\"cwd\":\"/home/me/app\",\"prompt\":\"Add a test\"}' | rewindable hook"],
@@ -40,7 +46,8 @@ async function handle(invocation: Invocation, text: string, lockWaitMs: number):
     phase = event.kind === 'prompt' ? 'prompt' : event.kind === 'shell-after' ? 'after-tool' : 'before-tool';
     // Loaded only for an event with work to do: the store, the session and the capture scan.
     const { runHook } = await import('../../hooks/run-hook.js');
-    return await runHook(event, { storeDir: invocation.storeDir, project: projectOf(invocation), lockWaitMs });
+    const extraRoots = stringValues(invocation, 'extra-root').map((directory) => path.resolve(invocation.terminal.cwd, directory));
+    return await runHook(event, { storeDir: invocation.storeDir, project: projectOf(invocation), extraRoots, lockWaitMs });
   } catch (error) {
     return failureAnswer(phase, failureMessage(phase, text, error));
   }
