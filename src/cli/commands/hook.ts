@@ -2,8 +2,7 @@ import path from 'node:path';
 import { failureAnswer, type HookAnswer } from '../../hooks/hook-answer.js';
 import { eventNameOf, HookInputError, parseHookEvent, phaseOf, type HookPhase } from '../../hooks/hook-event.js';
 import { stringValue, stringValues, type Command, type Invocation } from '../command.js';
-import type { ExitCode} from '../exit-codes.js';
-import { UsageError } from '../exit-codes.js';
+import { UsageError, type ExitCode } from '../exit-codes.js';
 
 /** Parallel hooks of one agent wait this long for each other (and for a rewind) before a call fails. */
 const defaultLockWaitSeconds = 20;
@@ -13,8 +12,8 @@ export const hookCommand: Command = {
   description:
     'Handles one hook event of a CLI agent, read as JSON from stdin (Claude Code\'s hook input; Gemini CLI\'s has the same fields): ' +
     'UserPromptSubmit takes a checkpoint with the prompt as its text; PreToolUse of Write, Edit, MultiEdit or NotebookEdit backs up ' +
-    'the files the tool is about to change; PreToolUse and PostToolUse of Bash scan the project, so a rewind undoes what the command ' +
-    'changed. Other events are left alone. The session is the agent\'s session id (see docs/hooks.md), in the project of --project, ' +
+    'the files the tool is about to change; PreToolUse, PostToolUse and PostToolUseFailure of Bash scan the project, so a rewind undoes ' +
+    'what the command changed. Other events are left alone. The session is the agent\'s session id (see docs/hooks.md), in the project of --project, ' +
     'else $CLAUDE_PROJECT_DIR, else the event\'s cwd; it is created on first use. A failure before a tool runs blocks the call ' +
     '(exit code 2, the reason on stderr); at a prompt or after a tool it is shown as a systemMessage. Install it with ' +
     '"rewindable hooks install claude-code".',
