@@ -47,7 +47,6 @@ export interface SettingsChange {
   file: string;
   /** False when the file already said exactly this (a second install, an uninstall of nothing). */
   changed: boolean;
-  text: string;
 }
 
 /**
@@ -75,11 +74,10 @@ export function changeSettings(file: string, command: string, action: 'install' 
   }
   if (Object.keys(hooks).length > 0 || action === 'install') settings.hooks = hooks;
   else if (!hooksWereEmpty) delete settings.hooks; // an uninstall that took out the last hooks: no empty object left behind
-  if (before === undefined && action === 'uninstall') return { file, changed: false, text: '' };
-  const text = `${JSON.stringify(settings, null, indentationOf(before))}${before === undefined || before.endsWith('\n') ? '\n' : ''}`;
+  if (before === undefined && action === 'uninstall') return { file, changed: false };
   const changed = before === undefined || before.trim() === '' || JSON.stringify(JSON.parse(before)) !== JSON.stringify(settings);
-  if (changed) writeAtomically(file, text);
-  return { file, changed, text: changed ? text : before! };
+  if (changed) writeAtomically(file, `${JSON.stringify(settings, null, indentationOf(before))}${before === undefined || before.endsWith('\n') ? '\n' : ''}`);
+  return { file, changed };
 }
 
 /** Groups with our handlers taken out (a group left empty goes), and where the first of ours was. */
