@@ -26,12 +26,13 @@ import { captureScope } from './scenarios/capture-scope.js';
 import { checkpointPerTurn } from './scenarios/checkpoint-per-turn.js';
 import { cliStartup } from './scenarios/cli-startup.js';
 import { dryRunStatistics } from './scenarios/dry-run-statistics.js';
+import { hookCost } from './scenarios/hook-cost.js';
 import { rewindFiles } from './scenarios/rewind-files.js';
 import { rewindPeakMemory } from './scenarios/rewind-peak-memory.js';
 import { storeSize } from './scenarios/store-size.js';
 import { trackedEdit } from './scenarios/tracked-edit.js';
 
-const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, cliStartup];
+const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, cliStartup, hookCost];
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArguments(argv: readonly string[]) {

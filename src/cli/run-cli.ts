@@ -19,6 +19,8 @@ export const commands: readonly CommandEntry[] = [
   { name: 'mcp', summary: 'Serve the sessions of a project to an agent over MCP (stdio): list, preview, rewind, undo', load: async () => (await import('./commands/mcp.js')).mcpCommand },
   { name: 'unlock', summary: "Show who holds a session's lock, and break it with --force", load: async () => (await import('./commands/unlock.js')).unlockCommand },
   { name: 'serve', summary: 'Serve the library as JSON-RPC over stdin and stdout (for the Python client)', load: async () => (await import('./commands/serve.js')).serveCommand },
+  { name: 'hook', summary: 'Handle one hook event of Claude Code (or another CLI agent) read from stdin', load: async () => (await import('./commands/hook.js')).hookCommand },
+  { name: 'hooks', summary: "Install or remove the rewindable hooks in Claude Code's settings", load: async () => (await import('./commands/hooks.js')).hooksCommand },
 ];
 
 /** Runs one command line (without `node` and the script) and returns the exit code. */

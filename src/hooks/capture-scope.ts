@@ -1,0 +1,7 @@
+import { resolveCapture, type ResolvedCapture } from '../capture/capture-options.js';
+import type { HookSession } from './hook-session.js';
+
+/** The hooks' capture scope: the project, minus `.git`, `node_modules`, the store and what `.gitignore` leaves out. */
+export function captureScope({ session, scope }: HookSession): ResolvedCapture {
+  return resolveCapture(true, session.root, scope.storeDirectory)!;
+}

@@ -1,0 +1,37 @@
+import { recordCommandChanges } from '../capture/capture-command.js';
+import { snapshotScope } from '../capture/capture-scan.js';
+import { captureScope } from './capture-scope.js';
+import { ensureCheckpoint } from './ensure-checkpoint.js';
+import type { HookEvent } from './hook-event.js';
+import type { HookSession } from './hook-session.js';
+import { ShellScanState } from './shell-scan-state.js';
+
+/**
+ * Before a shell command: a scan of the project, which backs up every file
+ * the session does not know yet (the first scan: all of them), so whatever
+ * the command removes or rewrites can be restored. After it: a scan that
+ * backs up what the command created as "absent" (a rewind deletes it), and
+ * the command's record, compared with the scan before when that hook ran.
+ */
+export async function scanAroundShell(opened: HookSession, event: Extract<HookEvent, { kind: 'shell-before' | 'shell-after' }>, storeDir: string): Promise<void> {
+  const { session } = opened;
+  await ensureCheckpoint(session);
+  const capture = captureScope(opened);
+  const scans = new ShellScanState(storeDir, session.root, session.sessionId);
+  if (event.kind === 'shell-before') {
+    const snapshot = await snapshotScope(session, capture);
+    if (event.toolUseId !== undefined) scans.save(event.toolUseId, snapshot);
+    return;
+  }
+  const before = event.toolUseId !== undefined ? scans.take(event.toolUseId) : undefined;
+  if (before === undefined) {
+    // No scan before it to compare with: the scan still backs up what appeared since the last recorded one, the record lists nothing.
+    await snapshotScope(session, capture);
+    return;
+  }
+  // What the process of the before-hook knew: its scan is the one a file the command created is new since.
+  const known = session.state.lastScanStartedAtNs;
+  if (known === undefined || before.startedAtNs > known) session.state.noteScan(before.startedAtNs, { scanRules: before.rules, scanLeftOut: before.leftOut });
+  await recordCommandChanges(session, capture, { ...before, overCap: [], unreadable: [] }, event.command);
+  scans.remove(event.toolUseId!);
+}

@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
+import { tempProject } from '../helpers/temp-project.js';
+
+let cli: BuiltCli;
+beforeAll(async () => {
+  cli = await buildCli();
+});
+afterAll(() => cli?.remove());
+
+/** A settings file as a user keeps it: other settings, and hooks of their own on the same events, indented with tabs. */
+const existing = {
+  model: 'opus',
+  permissions: { allow: ['Bash(npm test:*)'] },
+  hooks: {
+    PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard.sh', timeout: 5 }] }],
+    Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
+  },
+};
+
+const install = (root: string, ...more: string[]) => runCli(cli, ['hooks', 'install', 'claude-code', '--project', root, '--command', 'rewindable', ...more]);
+const uninstall = (root: string, ...more: string[]) => runCli(cli, ['hooks', 'uninstall', 'claude-code', '--project', root, '--command', 'rewindable', ...more]);
+
+describe('rewindable hooks install / uninstall claude-code', () => {
+  it('merges our hooks beside the user\'s, keeps every other key and the indentation, and changes nothing on a second run', async () => {
+    const project = tempProject();
+    const settings = project.write('.claude/settings.json', `${JSON.stringify(existing, null, '\t')}\n`);
+    const first = await install(project.root);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(`Installed the rewindable hooks in ${settings}.\n`);
+    const text = fs.readFileSync(settings, 'utf8');
+    expect(text).toMatch(/^\{\n\t"model": "opus",\n/);
+    expect(JSON.parse(text)).toEqual({
+      model: 'opus',
+      permissions: { allow: ['Bash(npm test:*)'] },
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard.sh', timeout: 5 }] },
+          { matcher: 'Write|Edit|MultiEdit|NotebookEdit|Bash', hooks: [{ type: 'command', command: 'rewindable hook' }] },
+        ],
+        Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
+        UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'rewindable hook' }] }],
+        PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'rewindable hook' }] }],
+        PostToolUseFailure: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'rewindable hook' }] }],
+      },
+    });
+
+    const second = await install(project.root);
+    expect(second.stdout).toBe(`The rewindable hooks were already installed in ${settings}.\n`);
+    expect(fs.readFileSync(settings, 'utf8')).toBe(text);
+
+    const removed = await uninstall(project.root);
+    expect(removed.stdout).toBe(`Removed the rewindable hooks from ${settings}.\n`);
+    expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toEqual(existing);
+    expect((await uninstall(project.root)).stdout).toBe(`No rewindable hooks to remove in ${settings}.\n`);
+  });
+
+  it('creates the settings file when there is none, and an uninstall leaves no empty hooks behind', async () => {
+    const project = tempProject();
+    expect((await install(project.root)).code).toBe(0);
+    const settings = project.file('.claude/settings.json');
+    expect(Object.keys(JSON.parse(fs.readFileSync(settings, 'utf8')).hooks)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure']);
+    await uninstall(project.root);
+    expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toEqual({});
+  });
+
+  it('replaces an install from another path in place, and takes out only ours when a group holds other hooks too', async () => {
+    const project = tempProject();
+    const settings = project.write(
+      '.claude/settings.json',
+      JSON.stringify({
+        hooks: {
+          UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'log-prompt.sh' }, { type: 'command', command: '/old/node_modules/rewindable/dist/cli.js hook' }] }, { hooks: [{ type: 'command', command: 'after.sh' }] }],
+        },
+      }),
+    );
+    await install(project.root);
+    const installed = JSON.parse(fs.readFileSync(settings, 'utf8')) as { hooks: Record<string, unknown> };
+    expect(installed.hooks.UserPromptSubmit).toEqual([
+      { hooks: [{ type: 'command', command: 'rewindable hook' }] },
+      { hooks: [{ type: 'command', command: 'log-prompt.sh' }] },
+      { hooks: [{ type: 'command', command: 'after.sh' }] },
+    ]);
+    await uninstall(project.root);
+    expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toEqual({ hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'log-prompt.sh' }] }, { hooks: [{ type: 'command', command: 'after.sh' }] }] } });
+  });
+
+  it('refuses a settings file that is not a JSON object, and leaves it as it was', async () => {
+    const project = tempProject();
+    const settings = project.write('.claude/settings.json', '{ "model": "opus", // a comment\n}');
+    const run = await install(project.root);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/settings\.json was left as it is: it is not valid JSON/);
+    expect(fs.readFileSync(settings, 'utf8')).toBe('{ "model": "opus", // a comment\n}');
+  });
+
+  it('--print prints the hooks; --scope user writes $CLAUDE_CONFIG_DIR/settings.json; the default command runs this rewindable', async () => {
+    const project = tempProject();
+    const printed = await runCli(cli, ['hooks', 'install', 'claude-code', '--print']);
+    const hooks = (JSON.parse(printed.stdout) as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> }).hooks;
+    expect(hooks.UserPromptSubmit![0]!.hooks[0]!.command).toBe(`${process.execPath} ${cli.bin} hook`);
+    const config = path.join(project.outside, 'config');
+    const user = await runCli(cli, ['hooks', 'install', 'claude-code', '--scope', 'user'], { env: { CLAUDE_CONFIG_DIR: config } });
+    expect(user.stdout).toBe(`Installed the rewindable hooks in ${path.join(config, 'settings.json')}.\n`);
+    expect(fs.existsSync(project.file('.claude'))).toBe(false);
+    const unknown = await runCli(cli, ['hooks', 'install', 'cursor']);
+    expect(unknown.code).toBe(2);
+  });
+});
