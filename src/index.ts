@@ -24,7 +24,8 @@ export type { FileMerge, LineRange, MergeConflict } from './rewind/file-merge.js
 export type { RewindConflictChoice } from './rewind/rewind-choice.js';
 export type { RevertConflictChoice } from './rewind/undo-on-top.js';
 export type { InterruptedRewind } from './rewind/recover-rewinds.js';
-export { filesystemStorage, defaultStoreDirectory } from './store/filesystem/filesystem-storage.js';
+export { filesystemStorage } from './store/filesystem/filesystem-storage.js';
+export { defaultStoreDirectory } from './store/default-store-directory.js';
 export type { Durability, FilesystemStorage, FilesystemStorageOptions } from './store/filesystem/filesystem-storage.js';
 export type {
   AppendOptions,

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { version } from '../../package.json';
 import { RewindableError } from '../errors.js';
+import { defaultStoreDirectory } from '../store/default-store-directory.js';
 import { asksForHelp, parseCommandArguments, splitCommandLine, type CommandLine } from './arguments.js';
 import type { Command, CommandEntry } from './command.js';
 import { ExitCode, UsageError } from './exit-codes.js';
@@ -54,7 +55,7 @@ export async function runCli(args: string[], terminal: Terminal): Promise<ExitCo
     const parsed = parseCommandArguments(command, [...line.leading, ...line.rest]);
     json = parsed.values.json === true;
     const store = parsed.values.store;
-    const storeDir = typeof store === 'string' ? path.resolve(terminal.cwd, store) : (await import('../store/filesystem/filesystem-storage.js')).defaultStoreDirectory();
+    const storeDir = typeof store === 'string' ? path.resolve(terminal.cwd, store) : defaultStoreDirectory();
     return await command.run({ terminal, out, positionals: parsed.positionals, values: parsed.values, json, storeDir });
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(out, error, command);

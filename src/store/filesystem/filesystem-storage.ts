@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
 import type { SessionKey, StorageAdapter, StorageLock, StoredSessionInfo } from '../storage-adapter.js';
@@ -11,6 +10,7 @@ import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
 import { listFolder } from './missing-entries.js';
 import { PathVersions } from '../path-versions.js';
+import { defaultStoreDirectory } from '../default-store-directory.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
 import { entriesIn, safeLstat } from './quiet-lookup.js';
 import { SessionPacks } from './session-packs.js';
@@ -70,11 +70,6 @@ export interface FilesystemStorage extends StorageAdapter {
    */
   breakLock(key: SessionKey): Promise<SessionLockHolder | undefined>;
   close(): Promise<void>;
-}
-
-export function defaultStoreDirectory(): string {
-  const fromEnvironment = process.env.REWINDABLE_HOME;
-  return path.resolve(fromEnvironment !== undefined && fromEnvironment !== '' ? fromEnvironment : path.join(os.homedir(), '.rewindable'));
 }
 
 /**
