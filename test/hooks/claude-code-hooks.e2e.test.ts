@@ -1,30 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
 import { tempProject } from '../helpers/temp-project.js';
-import { claudeEnvironment } from '../integrations/helpers/claude-environment.js';
+import { bundledClaudeCode, claudeEnvironment } from '../integrations/helpers/claude-environment.js';
 import { scriptByPrompt, startFakeAnthropicApi, type ScriptedBlock } from '../integrations/helpers/fake-anthropic-api.js';
-
-/**
- * The Claude Code binary the Agent SDK runs, from its platform package (an
- * optional dependency: npm installs only the one for this platform and C
- * library, and none for a platform Anthropic does not build for).
- */
-function bundledClaudeCode(): string | undefined {
-  const require = createRequire(import.meta.url);
-  const libc = process.platform === 'linux' && fs.existsSync('/etc/alpine-release') ? '-musl' : '';
-  try {
-    const manifest = require.resolve(`@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}${libc}/package.json`);
-    const binary = path.join(path.dirname(manifest), process.platform === 'win32' ? 'claude.exe' : 'claude');
-    return fs.existsSync(binary) ? binary : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

@@ -1,29 +1,11 @@
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rewindOutputSchema } from '../../src/mcp/output-schemas.js';
 import { buildCli, type BuiltCli } from '../cli/helpers/built-cli.js';
-import { claudeEnvironment } from '../integrations/helpers/claude-environment.js';
+import { bundledClaudeCode, claudeEnvironment } from '../integrations/helpers/claude-environment.js';
 import { scriptByPrompt, startFakeAnthropicApi, type MessagesRequest } from '../integrations/helpers/fake-anthropic-api.js';
 import { promptedSession } from './helpers/prompted-session.js';
-
-/**
- * The Agent SDK runs the Claude Code binary of its platform package
- * (@anthropic-ai/claude-agent-sdk-<platform>-<arch>), an optional dependency
- * npm installs only where Claude Code is built for: elsewhere there is no
- * Claude Code to give the server to, so these tests cannot run.
- */
-function bundledClaudeCode(): string | undefined {
-  try {
-    const manifest = createRequire(import.meta.url).resolve(`@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}/package.json`);
-    const binary = path.join(path.dirname(manifest), 'claude');
-    return fs.existsSync(binary) ? binary : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

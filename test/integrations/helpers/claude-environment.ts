@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -39,4 +40,22 @@ export function claudeEnvironment(apiUrl: string): ClaudeEnvironment {
     configDirectory,
     remove: () => fs.rmSync(base, { recursive: true, force: true }),
   };
+}
+
+/**
+ * The Claude Code binary the Agent SDK runs, from its platform package (an
+ * optional dependency: npm installs only the one for this platform and C
+ * library, and none for a platform Anthropic does not build for). Tests that
+ * need Claude Code run only where it is.
+ */
+export function bundledClaudeCode(): string | undefined {
+  const require = createRequire(import.meta.url);
+  const libc = process.platform === 'linux' && fs.existsSync('/etc/alpine-release') ? '-musl' : '';
+  try {
+    const manifest = require.resolve(`@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}${libc}/package.json`);
+    const binary = path.join(path.dirname(manifest), process.platform === 'win32' ? 'claude.exe' : 'claude');
+    return fs.existsSync(binary) ? binary : undefined;
+  } catch {
+    return undefined;
+  }
 }
