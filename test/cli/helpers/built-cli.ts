@@ -25,7 +25,12 @@ export interface BuiltCli {
 export async function buildCli(): Promise<BuiltCli> {
   const directory = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-cli-')));
   await build({
-    entry: { cli: path.join(repository, 'src/cli/main.ts') },
+    // The worker-thread modules too, beside the chunks, as the package has them: large rewinds load them by path.
+    entry: {
+      cli: path.join(repository, 'src/cli/main.ts'),
+      'workers/replace-worker': path.join(repository, 'src/fs/workers/replace-worker.ts'),
+      'workers/lstat-worker': path.join(repository, 'src/fs/workers/lstat-worker.ts'),
+    },
     format: ['esm'],
     outDir: directory,
     target: 'node20',
@@ -33,7 +38,7 @@ export async function buildCli(): Promise<BuiltCli> {
     config: false,
     dts: false,
     clean: false,
-    splitting: false,
+    splitting: true,
     sourcemap: false,
     silent: true,
   });

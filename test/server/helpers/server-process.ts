@@ -1,11 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'tsup';
-
-const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+import { buildCli } from '../../cli/helpers/built-cli.js';
 
 export interface BuiltServer {
   /** The built `cli.js`. */
@@ -15,34 +10,10 @@ export interface BuiltServer {
   remove(): void;
 }
 
-/**
- * Builds the CLI as `npm run build` does (tsup, ESM, shared chunks, the
- * worker-thread modules beside them), without type declarations and into a
- * private directory: dist/ may be in use by other runs.
- */
+/** The CLI built as the package has it, into a private directory (see `buildCli`). */
 export async function buildServer(): Promise<BuiltServer> {
-  const directory = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-serve-')));
-  await build({
-    entry: {
-      cli: path.join(repository, 'src/cli/main.ts'),
-      'workers/replace-worker': path.join(repository, 'src/fs/workers/replace-worker.ts'),
-      'workers/lstat-worker': path.join(repository, 'src/fs/workers/lstat-worker.ts'),
-    },
-    format: ['esm'],
-    outDir: directory,
-    target: 'node20',
-    platform: 'node',
-    config: false,
-    dts: false,
-    clean: false,
-    splitting: true,
-    sourcemap: false,
-    silent: true,
-  });
-  fs.writeFileSync(path.join(directory, 'package.json'), JSON.stringify({ type: 'module' }));
-  fs.symlinkSync(path.join(repository, 'node_modules'), path.join(directory, 'node_modules'));
-  fs.mkdirSync(path.join(directory, 'home'));
-  return { cli: path.join(directory, 'cli.js'), home: path.join(directory, 'home'), remove: () => fs.rmSync(directory, { recursive: true, force: true }) };
+  const built = await buildCli();
+  return { cli: built.bin, home: built.home, remove: built.remove };
 }
 
 export interface RpcError {
