@@ -88,6 +88,12 @@ const knownGaps: Array<{ report: string; label?: string; text: string }> = [
       'The same checkpoint takes about 2 ms right after other work and 3.3–3.5 ms after a 2-second pause, as in the benchmark\'s realistic turns: an idle virtual processor comes back with cold caches, and a checkpoint is a few milliseconds of many small steps.',
   },
   {
+    report: 'hooks',
+    text:
+      'Claude Code hooks: a hook is a new Node process per event, so its floor is one `node -e 0`. The prompt and Edit hooks load the store, the log\'s schemas and zod (about one more `node -e 0`) and replay the session\'s log; the Bash hooks also replay every first backup of the project\'s scan (20,000 records) and walk the project again without the previous scan\'s index, which lives in memory only. ' +
+      'An event a hook ignores costs about 1.2× `node -e 0`. Meeting 1.5× needs a resident process per project that keeps the session, the code and the scan index in memory, with the hook a thin client over a local socket; that is not built. docs/hooks.md has the profile and the design.',
+  },
+  {
     report: 'capture',
     label: 'incremental',
     text:
