@@ -74,7 +74,7 @@ export function canonicalPath(input: unknown, scope: PathScope): string {
     // would replace a file of that name.
     throw new RewindableError(RewindableErrorCode.INVALID_PATH, `Invalid file path ${JSON.stringify(input)}: it ends with a path separator, so it names a directory; name a file.`);
   }
-  let absolute = path.resolve(scope.givenRoot, input);
+  let absolute = physicalParent(input, scope.givenRoot) ?? path.resolve(scope.givenRoot, input);
   if (absolute === scope.givenRoot || isInside(absolute, scope.givenRoot)) {
     absolute = path.join(scope.root, path.relative(scope.givenRoot, absolute));
   }
@@ -98,6 +98,22 @@ export function canonicalPath(input: unknown, scope: PathScope): string {
     );
   }
   return canonical;
+}
+
+/**
+ * For a path with a `..` segment, where the system takes it: `link/../a.txt`
+ * names the `a.txt` beside the link's target, not the one beside the link,
+ * which is what `path.resolve` would say. Undefined for a path without `..`,
+ * or whose directory does not exist (nothing can be written there anyway).
+ */
+function physicalParent(input: string, givenRoot: string): string | undefined {
+  if (!/(?:^|[\\/])\.\.(?:[\\/]|$)/.test(input)) return undefined;
+  const raw = path.isAbsolute(input) ? input : `${givenRoot}${path.sep}${input}`;
+  try {
+    return path.join(fs.realpathSync.native(path.dirname(raw)), path.basename(raw));
+  } catch {
+    return undefined;
+  }
 }
 
 /** `absolute` with the longest existing directory prefix of its parent replaced by its real path. */

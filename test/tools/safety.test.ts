@@ -60,6 +60,35 @@ describe('the tools never write through a link or outside the project', () => {
     expect(snapshotTree(project.outside)).toEqual(outsideBefore);
   });
 
+  it("takes a '..' after a linked directory where the system does: beside the link's target, backed up and rewound there", async () => {
+    const { project, manager, turn } = await toolSession({ 'a.txt': 'top\n', 'sub/a.txt': 'sub original\n', 'sub/deeper/keep.txt': 'keep\n' });
+    fs.symlinkSync('sub/deeper', project.file('ln'));
+    // A harness's own write (trackEdit, then the system's own resolution of the same string) and a built-in tool's.
+    await manager.trackEdit('ln/../a.txt');
+    fs.writeFileSync(`${project.root}/ln/../a.txt`, 'harness wrote\n'); // not path.join, which would drop `ln/..`
+    expect(project.read('sub/a.txt').toString()).toBe('harness wrote\n');
+    await manager.tools.write({ file_path: 'ln/../b.txt', content: 'tool wrote\n' });
+    expect(fs.existsSync(project.file('sub/b.txt'))).toBe(true);
+    expect(fs.existsSync(project.file('b.txt'))).toBe(false);
+    expect(trackedPaths(project)).toEqual(expect.arrayContaining(['sub/a.txt', 'sub/b.txt']));
+
+    await manager.rewindFiles(turn);
+    expect(project.read('sub/a.txt').toString()).toBe('sub original\n');
+    expect(fs.existsSync(project.file('sub/b.txt'))).toBe(false);
+    expect(project.read('a.txt').toString()).toBe('top\n');
+  });
+
+  it("refuses a '..' after a directory linked outside, which the system takes outside", async () => {
+    const { project, manager } = await withOutsideTarget();
+    fs.mkdirSync(path.join(project.outside, 'deep'));
+    fs.symlinkSync(path.join(project.outside, 'deep'), project.file('linkdir'));
+    const outsideBefore = snapshotTree(project.outside);
+    for (const call of [() => manager.trackEdit('linkdir/../target.txt'), () => manager.tools.write({ file_path: 'linkdir/../new.txt', content: 'pwned\n' })]) {
+      expect(await failsWithoutChanges(project, call)).toMatchObject({ code: 'PATH_OUTSIDE_PROJECT' });
+    }
+    expect(snapshotTree(project.outside)).toEqual(outsideBefore);
+  });
+
   it('writes inside an extra root when the manager allows it', async () => {
     const { project } = await toolSession();
     const manager = await project.open({ extraRoots: [project.outside] });
