@@ -93,6 +93,23 @@ class NamesTest(Watchdog):
         )
 
 
+class DeepAnswerTest(Watchdog):
+    # A server stand-in that answers initialize with a result nested deeper than Python's JSON parser goes.
+    DEEP_SERVER = (
+        "import sys\n"
+        "sys.stdin.readline()\n"
+        "sys.stdout.write('{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":' + '[' * 5000 + ']' * 5000 + '}\\n')\n"
+        "sys.stdout.flush()\n"
+        "sys.stdin.read()\n"
+    )
+
+    def test_an_answer_too_deep_to_parse_fails_its_call_instead_of_the_reader(self) -> None:
+        with self.assertRaises(ProtocolError) as raised:
+            Rewindable(command=[sys.executable, "-c", self.DEEP_SERVER], timeout=20)
+        self.assertEqual(raised.exception.code, ProtocolError.PARSE_ERROR)
+        self.assertIn("nested too deeply", str(raised.exception))
+
+
 class ErrorMappingTest(Watchdog):
     def test_every_code_of_src_errors_ts_has_its_subclass(self) -> None:
         codes = library_codes()

@@ -10,6 +10,7 @@ its stderr, instead of waiting forever.
 import collections
 import itertools
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -19,6 +20,9 @@ from .errors import ProtocolError, ServerExitedError, rewindable_error
 from .names import from_wire
 
 ProgressCallback = Callable[[Dict[str, Any]], None]
+
+# The start of every answer the server writes (its key order is fixed): how a reply too deep to parse is matched to its call.
+_ANSWER_ID = re.compile(rb'\{"jsonrpc":"2\.0","id":(\d+),')
 
 # The longest line the server reads (the protocol's limit). It answers a longer one with an error it
 # cannot match to a request (id null), so the client refuses to send one instead.
@@ -158,6 +162,11 @@ class Connection:
         except ValueError:
             self._stray(raw)
             return
+        except RecursionError:
+            # Nested deeper than Python's parser goes (a transcript message of someone else's, say): the
+            # call it answers fails with its own error, and this thread goes on reading.
+            self._unreadable(raw)
+            return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self._stray(raw)
             return
@@ -179,6 +188,16 @@ class Connection:
             pending.result = message["result"]
         else:
             pending.error = ProtocolError(ProtocolError.INVALID_REQUEST, f"The server answered {pending.method} with neither result nor error.", message)
+        pending.done.set()
+
+    def _unreadable(self, raw: bytes) -> None:
+        answered = _ANSWER_ID.match(raw)
+        with self._lock:
+            pending = self._pending.pop(int(answered.group(1)), None) if answered else None
+        if pending is None:
+            self._stray(raw)
+            return
+        pending.error = ProtocolError(ProtocolError.PARSE_ERROR, f"The answer to {pending.method} is nested too deeply for Python's JSON parser to read.")
         pending.done.set()
 
     def _progress(self, params: Any) -> None:
