@@ -20,7 +20,7 @@ import { messageText, type TranscriptMessage } from './conversation/transcript.j
 import { RewindableError, RewindableErrorCode, type RewindableErrorDetailsOf } from './errors.js';
 import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
-import { assertUuid, canonicalLocation, canonicalPath, type PathScope } from './paths.js';
+import { assertUuid, canonicalLocation, canonicalPath, isInside, type PathScope } from './paths.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
 import { withToolCallIds, type RewindFilesReady, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
@@ -160,6 +160,15 @@ export class CheckpointManager {
       extraRoots: this.options.extraRoots,
       storeDirectory: storeDirectoryOf(this.storage),
     };
+    const store = this.scope.storeDirectory;
+    if (store !== undefined && (store === this.scope.root || isInside(this.scope.root, store))) {
+      // Nothing inside the store is ever tracked: every tool call would fail and every scan would see the session's own files.
+      throw new RewindableError(
+        RewindableErrorCode.INVALID_OPTIONS,
+        `The store directory ${store} holds the project ${this.scope.root}, and nothing inside the store is ever tracked. Keep the store outside the project, or in a folder of its own inside it.`,
+        { details: { option: 'storeDir' } },
+      );
+    }
     this.captureScope = resolveCapture(this.options.capture, this.options.root, this.scope.storeDirectory);
     this.opening = this.openSession();
     this.opening.catch(() => {}); // surfaced by the first call, never as an unhandled rejection

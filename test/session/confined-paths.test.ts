@@ -67,6 +67,15 @@ async function expectOnlyTheProjectRewound(manager: CheckpointManager, project: 
 }
 
 describe('paths read back from a store', () => {
+  it('refuses a store that holds the project (the project itself, or a folder above it) with INVALID_OPTIONS, writing nothing', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'a\n');
+    for (const storeDir of [project.root, path.dirname(project.root)]) {
+      await expect(CheckpointManager.open({ cwd: project.root, storeDir })).rejects.toMatchObject({ code: 'INVALID_OPTIONS', details: { option: 'storeDir' } });
+    }
+    expect(fs.readdirSync(project.root)).toEqual(['a.txt']);
+  });
+
   it('a crafted filesystem log naming paths outside the project is opened, reported as outside-project, and never written or deleted', async () => {
     const project = tempProject();
     // The store inside the project, so that a record can name the store's own files from inside the root.
