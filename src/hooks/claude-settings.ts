@@ -40,7 +40,17 @@ export function isOurHook(handler: unknown, command: string): boolean {
   if (typeof handler !== 'object' || handler === null) return false;
   const given = (handler as { command?: unknown }).command;
   if (typeof given !== 'string') return false;
-  return given.trim() === command.trim() || (/rewindable/.test(given) && /\shook(\s*$|\s+--)/.test(given));
+  return given.trim() === command.trim() || runsRewindableHook(given);
+}
+
+/**
+ * A command whose program is rewindable (`rewindable`, `…/.bin/rewindable`,
+ * `…/rewindable/dist/cli.js`) with `hook` right after it: never a command of
+ * someone else's that merely has the two words in it (`my-rewindable-wrapper hook`).
+ */
+function runsRewindableHook(command: string): boolean {
+  const words = command.trim().split(/\s+/).map((word) => word.replace(/^['"]|['"]$/g, ''));
+  return words.some((word, index) => words[index + 1] === 'hook' && (path.basename(word) === 'rewindable' || /(?:^|\/)rewindable\/dist\/cli\.js$/.test(word)));
 }
 
 export interface SettingsChange {

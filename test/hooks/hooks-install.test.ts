@@ -87,6 +87,21 @@ describe('rewindable hooks install / uninstall claude-code', () => {
     expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toEqual({ hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'log-prompt.sh' }] }, { hooks: [{ type: 'command', command: 'after.sh' }] }] } });
   });
 
+  it("leaves alone other people's hooks that merely have rewindable and hook in their command", async () => {
+    const project = tempProject();
+    const theirs = {
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-rewindable-wrapper hook' }] }],
+      Stop: [{ hooks: [{ type: 'command', command: 'notrewindable hook --x' }] }],
+    };
+    const settings = project.write('.claude/settings.json', JSON.stringify({ hooks: theirs }));
+    await install(project.root);
+    const installed = JSON.parse(fs.readFileSync(settings, 'utf8')) as { hooks: Record<string, unknown[]> };
+    expect(installed.hooks.PreToolUse).toEqual(expect.arrayContaining(theirs.PreToolUse));
+    expect(installed.hooks.Stop).toEqual(theirs.Stop);
+    await uninstall(project.root);
+    expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toEqual({ hooks: theirs });
+  });
+
   it('refuses a settings file that is not a JSON object, and leaves it as it was', async () => {
     const project = tempProject();
     const settings = project.write('.claude/settings.json', '{ "model": "opus", // a comment\n}');
