@@ -31,7 +31,7 @@ export function toolError(error: unknown): CallToolResult {
 /** A call the server itself turns down, before the library is asked: its code is the server's own (see docs/mcp.md). */
 export class ToolRefusal extends Error {
   constructor(
-    readonly code: 'PREVIEW_REQUIRED' | 'NOT_AN_UNDO_CHECKPOINT',
+    readonly code: 'PREVIEW_REQUIRED' | 'PREVIEW_STALE' | 'NOT_AN_UNDO_CHECKPOINT',
     message: string,
   ) {
     super(message);

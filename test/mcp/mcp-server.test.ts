@@ -90,7 +90,7 @@ describe('rewindable mcp: tools', () => {
 
     const refused = await call(connection, 'rewind_files', { checkpointId: first });
     expect(errorOf(refused)?.code).toBe('PREVIEW_REQUIRED');
-    expect(textOf(refused)).toMatch(/^PREVIEW_REQUIRED: No preview of a rewind .* Call preview_rewind with this checkpointId first/);
+    expect(textOf(refused)).toMatch(/^PREVIEW_REQUIRED: No preview of a rewind .* Call preview_rewind with this checkpointId \(and the same paths\) first/);
     expect(project.snapshot()).toEqual(atEnd);
 
     const preview = await call(connection, 'preview_rewind', { checkpointId: first });
@@ -132,6 +132,27 @@ describe('rewindable mcp: tools', () => {
     const kinds = checkpointsOutputSchema.parse((await call(connection, 'list_checkpoints', { sessionId })).structuredContent).checkpoints.map((checkpoint) => checkpoint.kind);
     expect(kinds).toEqual(['message', 'message', 'undo', 'undo']);
     expect(errorOf(await call(connection, 'undo_rewind', { undoCheckpointId: first }))?.code).toBe('NOT_AN_UNDO_CHECKPOINT');
+  });
+
+  it('a preview counts only for its paths, and only while the files are as it showed them', async () => {
+    const { project, first, atEnd } = await promptedSession();
+    const connection = await connect(project.root, project.store);
+
+    // A preview of one file allows no rewind of all of them.
+    expect((await call(connection, 'preview_rewind', { checkpointId: first, paths: ['src/greet.ts'] })).isError).toBeUndefined();
+    expect(errorOf(await call(connection, 'rewind_files', { checkpointId: first }))?.code).toBe('PREVIEW_REQUIRED');
+    expect(project.snapshot()).toEqual(atEnd);
+
+    // A file edited after the preview: the rewind would discard the edit the preview did not show.
+    expect((await call(connection, 'preview_rewind', { checkpointId: first })).isError).toBeUndefined();
+    project.write('src/greet.ts', 'edited by the user after the preview\n');
+    const stale = await call(connection, 'rewind_files', { checkpointId: first });
+    expect(errorOf(stale)?.code).toBe('PREVIEW_STALE');
+    expect(project.read('src/greet.ts').toString()).toBe('edited by the user after the preview\n');
+    // Used up: a new preview is needed, and then the rewind runs.
+    expect(errorOf(await call(connection, 'rewind_files', { checkpointId: first }))?.code).toBe('PREVIEW_REQUIRED');
+    expect((await call(connection, 'preview_rewind', { checkpointId: first })).isError).toBeUndefined();
+    expect((await call(connection, 'rewind_files', { checkpointId: first })).isError).toBeUndefined();
   });
 
   it('a preview of one checkpoint does not allow a rewind to another; a rewind of some paths changes only those', async () => {

@@ -36,7 +36,7 @@ export function registerPreviewRewind(server: McpServer, sessions: ProjectSessio
             next: 'Show the user this preview; to apply it, call rewind_files with the same checkpointId (and paths).',
           };
           const output = toRewindOutput(fields, preview, wording, diffs);
-          previews.add(manager.sessionId, checkpointId);
+          previews.add(manager.sessionId, checkpointId, paths, preview);
           return toolResult(describeRewind(output, diffUri(output.sessionId, output.checkpointId)), output);
         }),
       ),
