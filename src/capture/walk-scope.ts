@@ -90,7 +90,11 @@ export async function walkScope(
   /** What the include globs match, or, given `only` (a directory, relative), what they match in it, one level deep. */
   const list = (only?: string): fg.Entry[] => {
     try {
-      const found = glob.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only) });
+      const lineBreakNames: fg.Entry[] = [];
+      const found = glob.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only, lineBreakNames) });
+      // fast-glob's patterns never match a name with a line break (`.` in a regular expression stops there); with the
+      // default include every file is in scope, so such files are taken as read. (Under a directory so named, none is.)
+      if (listable) found.push(...lineBreakNames.filter((entry) => !entry.dirent.isDirectory() && !found.some((other) => other.path === entry.path)));
       return found.filter((entry) => isPlainRelative(entry.path) && (only === undefined || path.posix.dirname(entry.path) === (only === '' ? '.' : only)));
     } catch (error) {
       throw new RewindableError(
@@ -218,6 +222,9 @@ function isPlainRelative(relative: string): boolean {
   return relative !== '' && !relative.startsWith('/') && !relative.split('/').includes('..');
 }
 
+/** The characters a regular expression's `.` does not match. */
+const lineBreak = /[\n\r\u2028\u2029]/;
+
 /**
  * fast-glob's file system. Directories for which `hidden` (given their path
  * relative to the root) is true are left out of their parent's listing, and
@@ -226,7 +233,7 @@ function isPlainRelative(relative: string): boolean {
  * `only`, a relative directory, the walk reaches it and goes no deeper: its
  * ancestors show only the way to it.
  */
-function readingFileSystem(root: string, hidden: (relative: string) => boolean, only?: string): Partial<fg.FileSystemAdapter> {
+function readingFileSystem(root: string, hidden: (relative: string) => boolean, only: string | undefined, lineBreakNames: fg.Entry[]): Partial<fg.FileSystemAdapter> {
   const readdirSync = (directory: string, options: { withFileTypes: true }): fs.Dirent[] => {
     const native = path.relative(root, directory);
     if (native !== '' && !isInside(directory, root)) return [];
@@ -238,7 +245,10 @@ function readingFileSystem(root: string, hidden: (relative: string) => boolean, 
       const next = only.slice(prefix.length).split('/')[0]!;
       shown = (name) => name === next;
     }
-    return fs.readdirSync(directory, options).filter((entry) => shown(entry.name) && !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
+    const entries = fs.readdirSync(directory, options).filter((entry) => shown(entry.name) && !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
+    // Not under a directory so named: the walks never list one, so what it holds stays out of every walk alike.
+    if (!lineBreak.test(prefix)) for (const entry of entries) if (lineBreak.test(entry.name)) lineBreakNames.push({ name: entry.name, path: `${prefix}${entry.name}`, dirent: entry });
+    return entries;
   };
   return { readdirSync: readdirSync as unknown as fg.FileSystemAdapter['readdirSync'] };
 }

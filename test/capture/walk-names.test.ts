@@ -18,24 +18,30 @@ function settled(previous: PreviousWalk): PreviousWalk {
 }
 
 describe('walkScope: any file name', () => {
-  it('leaves files whose name holds a line break alone: a full walk cannot match them, so none is captured, and none deleted', async () => {
+  it('captures files whose name holds a line break, which no glob matches; what is under a directory so named stays unseen', async () => {
     const project = tempProject();
     project.write('normal.txt', 'normal\n');
     project.write('weird\nname.txt', 'there before the session\n');
+    project.write('sub/carriage\rreturn\u2028.txt', 'also there\n');
     project.write('dir\nwith\rbreaks\u2028/inner\u2029file', 'nested\n');
     const manager = await project.open({ capture: true });
     const first = await manager.checkpoint(newId());
-    expect(manager.lastScan).toMatchObject({ scanned: 1, firstBackups: 1 });
+    expect(manager.lastScan).toMatchObject({ scanned: 3, firstBackups: 3 });
 
     project.write('new.txt', 'created during the turn\n');
-    project.write('other\nname.txt', 'created during the turn, out of sight\n');
+    project.write('other\nname.txt', 'created during the turn\n');
     project.write('weird\nname.txt', 'changed by the agent\n');
+    fs.rmSync(project.file('sub/carriage\rreturn\u2028.txt'));
     await manager.checkpoint(newId());
-    expect(manager.lastScan!.created).toEqual([project.file('new.txt')]);
+    expect([...manager.lastScan!.created].sort()).toEqual([project.file('new.txt'), project.file('other\nname.txt')].sort());
+    expect(manager.lastScan!.modified).toEqual([project.file('weird\nname.txt')]);
+    expect(manager.lastScan!.deleted).toEqual([project.file('sub/carriage\rreturn\u2028.txt')]);
 
     await manager.rewindFiles(first);
     expect(project.exists('new.txt')).toBe(false);
-    expect(project.read('weird\nname.txt').toString()).toBe('changed by the agent\n');
+    expect(project.exists('other\nname.txt')).toBe(false);
+    expect(project.read('weird\nname.txt').toString()).toBe('there before the session\n');
+    expect(project.read('sub/carriage\rreturn\u2028.txt').toString()).toBe('also there\n');
     expect(project.read('dir\nwith\rbreaks\u2028/inner\u2029file').toString()).toBe('nested\n');
   });
 
@@ -68,7 +74,7 @@ describe('walkScope: any file name', () => {
     const incremental = await scopeOf(project.root, capture, settled(first.walk.reusable));
     const full = await scopeOf(project.root, capture);
     expect(incremental.entries).toEqual(full.entries);
-    expect(full.entries).toHaveLength(2 * (names.length - 2)); // node_modules stays excluded, a name with a line break unseen
+    expect(full.entries).toHaveLength(2 * (names.length - 2)); // node_modules stays excluded, what is under a directory named with a line break unseen
   });
 });
 
