@@ -30,7 +30,8 @@ export const sessionsOutputSchema = z.object({
           .describe('A rewind a crash interrupted: the next writer of the project rolls it back.'),
       }),
     )
-    .describe('Most recently active first.'),
+    .describe('Most recently active first, at most 50.'),
+  sessionsLeftOut: z.int().nonnegative().describe('Older sessions not listed.'),
 });
 
 export const checkpointsOutputSchema = z.object({

@@ -8,7 +8,7 @@ import { checkpointsOutputSchema, rewindOutputSchema, sessionsOutputSchema } fro
 import { buildCli, type BuiltCli } from '../cli/helpers/built-cli.js';
 import { connectMcp, errorOf, textOf, type McpConnection } from './helpers/mcp-client.js';
 import { promptedSession } from './helpers/prompted-session.js';
-import { tempProject } from '../helpers/temp-project.js';
+import { newId, tempProject } from '../helpers/temp-project.js';
 
 let cli: BuiltCli;
 beforeAll(async () => {
@@ -126,6 +126,25 @@ describe('rewindable mcp at its seams', () => {
     expect(JSON.stringify(preview).length).toBeLessThan(150_000);
     expect(planned.summary).toContain('250 files, +250 -0 lines.');
     expect(textOf(preview)).toContain('- and 50 more');
+  });
+
+  it('list_sessions lists the 50 most recently active sessions and counts the older ones', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'a\n');
+    const ids: string[] = [];
+    for (let index = 0; index < 53; index += 1) {
+      const manager = await project.open();
+      await manager.checkpoint(newId());
+      await manager.close();
+      ids.push(manager.sessionId);
+    }
+    const connection = await connect(project.root, project.store);
+    const listed = await call(connection, 'list_sessions');
+    const output = sessionsOutputSchema.parse(listed.structuredContent);
+    expect(output.sessions).toHaveLength(50);
+    expect(output.sessionsLeftOut).toBe(3);
+    expect(output.sessions.map((session) => session.sessionId)).toContain(ids.at(-1));
+    expect(textOf(listed)).toContain('(and 3 older session(s), left out)');
   });
 
   it('a file left alone whose name holds a line break stays one comment line of the diff resource', async () => {

@@ -5,13 +5,17 @@ import { sessionsOutputSchema, type SessionsOutput } from '../output-schemas.js'
 import { answer, toolResult } from '../tool-result.js';
 import { readOnlyAnnotations } from './inputs.js';
 
+/** The most recently active sessions a list gives: a project's sessions pile up, and a model's context does not. */
+export const sessionsPerReport = 50;
+
 /** The project's sessions, as `list_sessions` and the `rewindable://sessions` resource give them. */
 export async function sessionsOutput(sessions: ProjectSessions): Promise<SessionsOutput> {
   const survey = await sessions.survey();
   return {
     cwd: survey.root,
     store: sessions.location.storeDir,
-    sessions: survey.sessions.map((session) => ({
+    sessionsLeftOut: Math.max(0, survey.sessions.length - sessionsPerReport),
+    sessions: survey.sessions.slice(0, sessionsPerReport).map((session) => ({
       sessionId: session.sessionId,
       createdAt: session.createdAt,
       lastActivity: session.lastActivity,
@@ -44,7 +48,8 @@ export function registerListSessions(server: McpServer, sessions: ProjectSession
             `- ${session.sessionId}: ${session.damaged !== undefined ? `damaged (${session.damaged.code})` : `${session.checkpoints} checkpoint(s), ${session.trackedFiles} tracked file(s)`}, ` +
             `last active ${session.lastActivity}${session.firstPrompt !== undefined ? `, first prompt: ${JSON.stringify(session.firstPrompt)}` : ''}`,
         );
-        const text = output.sessions.length === 0 ? `No sessions of ${output.cwd} in the store ${output.store}.` : [`Sessions of ${output.cwd}, most recent first:`, ...lines].join('\n');
+        const older = output.sessionsLeftOut > 0 ? [`(and ${output.sessionsLeftOut} older session(s), left out)`] : [];
+        const text = output.sessions.length === 0 ? `No sessions of ${output.cwd} in the store ${output.store}.` : [`Sessions of ${output.cwd}, most recent first:`, ...lines, ...older].join('\n');
         return toolResult(text, output);
       }),
   );
