@@ -3,7 +3,7 @@ import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claud
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
 import { tempProject } from '../helpers/temp-project.js';
-import { bundledClaudeCode, claudeEnvironment } from '../integrations/helpers/claude-environment.js';
+import { bundledClaudeCode, claudeEnvironment, promptStream } from '../integrations/helpers/claude-environment.js';
 import { scriptByPrompt, startFakeAnthropicApi, type ScriptedBlock } from '../integrations/helpers/fake-anthropic-api.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -21,26 +21,6 @@ const toolUse = (id: string, name: string, input: Record<string, unknown>): Scri
 
 function withoutDirectories(snapshot: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(snapshot).filter(([name]) => !name.endsWith('/')));
-}
-
-/** A prompt stream the test feeds one message at a time. */
-function promptStream() {
-  const queued: Array<SDKUserMessage | undefined> = [];
-  let wake: (() => void) | undefined;
-  return {
-    push(message: SDKUserMessage | undefined) {
-      queued.push(message);
-      wake?.();
-    },
-    async *messages(): AsyncGenerator<SDKUserMessage> {
-      for (;;) {
-        while (queued.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-        const message = queued.shift();
-        if (message === undefined) return;
-        yield message;
-      }
-    },
-  };
 }
 
 // Skipped only where the SDK ships no Claude Code binary for this platform: there is nothing to run the hooks.

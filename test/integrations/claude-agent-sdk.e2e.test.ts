@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCheckpointHooks, withCheckpoints, type CheckpointEvent, type CheckpointWarning } from '../../src/integrations/claude-agent-sdk.js';
 import { storedRecords } from '../tools/tool-session.js';
 import { agentProject, filesOf } from './helpers/agent-project.js';
-import { claudeEnvironment } from './helpers/claude-environment.js';
+import { claudeEnvironment, promptStream } from './helpers/claude-environment.js';
 import { toolCallsSince } from './helpers/tool-calls.js';
 import { scriptByPrompt, startFakeAnthropicApi, type FakeAnthropicApi, type ScriptedBlock } from './helpers/fake-anthropic-api.js';
 
@@ -17,26 +17,6 @@ afterEach(async () => {
 
 function toolUse(id: string, name: string, input: Record<string, unknown>): ScriptedBlock[] {
   return [{ type: 'tool_use', id, name, input }];
-}
-
-/** A prompt stream the test feeds one message at a time, between turns. */
-function promptStream() {
-  const queued: Array<SDKUserMessage | undefined> = [];
-  let wake: (() => void) | undefined;
-  return {
-    push(message: SDKUserMessage | undefined) {
-      queued.push(message);
-      wake?.();
-    },
-    async *messages(): AsyncGenerator<SDKUserMessage> {
-      for (;;) {
-        while (queued.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-        const message = queued.shift();
-        if (message === undefined) return;
-        yield message;
-      }
-    },
-  };
 }
 
 function userMessage(text: string, more: Partial<SDKUserMessage> = {}): SDKUserMessage {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import type { SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 
 export interface ClaudeEnvironment {
   /** The whole environment of the CLI process (the SDK's `env` replaces `process.env`). */
@@ -58,4 +59,24 @@ export function bundledClaudeCode(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A prompt stream a test feeds one message at a time, between turns; `undefined` ends it. */
+export function promptStream() {
+  const queued: Array<SDKUserMessage | undefined> = [];
+  let wake: (() => void) | undefined;
+  return {
+    push(message: SDKUserMessage | undefined) {
+      queued.push(message);
+      wake?.();
+    },
+    async *messages(): AsyncGenerator<SDKUserMessage> {
+      for (;;) {
+        while (queued.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        const message = queued.shift();
+        if (message === undefined) return;
+        yield message;
+      }
+    },
+  };
 }
