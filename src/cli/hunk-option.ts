@@ -1,5 +1,5 @@
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { parseHunkId } from '../rewind/patch-hunks.js';
+import { parseHunkId } from '../text/patch-hunks.js';
 import type { RewindFilesResult } from '../rewind/result.js';
 import { stringValues, type Invocation, type OptionDefinition } from './command.js';
 import { UsageError } from './exit-codes.js';

@@ -3,7 +3,7 @@ import type { FileState } from '../schemas.js';
 import type { TrackedPath } from '../session/session-state.js';
 import type { BlobRead } from '../store/session-log.js';
 import { ComputedContents, type Goal, type GoalOutcome } from './goal.js';
-import { applyChosen, hunkDigest, lineDiff, parseHunkId } from './patch-hunks.js';
+import { applyChosen, hunkDigest, lineDiff, parseHunkId } from '../text/patch-hunks.js';
 
 /**
  * A rewind of some hunks (`rewindFiles(id, { hunks })`): each file whose

@@ -3,7 +3,7 @@ import type { Session } from '../session/session.js';
 import type { BlobRead } from '../store/session-log.js';
 import type { PlannedChange } from './change.js';
 import type { Goal } from './goal.js';
-import { lineStats, type LineStats } from './line-stats.js';
+import { lineStats, type LineStats } from '../text/line-stats.js';
 import { unreadableBackup, type SkippedPath } from './safety.js';
 import { LineStatsCache } from './stats-cache.js';
 

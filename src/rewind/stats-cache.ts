@@ -1,4 +1,4 @@
-import type { LineStats } from './line-stats.js';
+import type { LineStats } from '../text/line-stats.js';
 
 /**
  * Line statistics counted in a session, by the contents on both sides

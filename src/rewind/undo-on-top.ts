@@ -6,7 +6,7 @@ import type { BlobRead } from '../store/session-log.js';
 import type { FileMerge } from './file-merge.js';
 import { ComputedContents, type Goal, type GoalOutcome } from './goal.js';
 import { leftAlone, unreadableBackup } from './safety.js';
-import { mergeThreeWay, type ThreeWayMergeResult } from './three-way-merge.js';
+import { mergeThreeWay, type ThreeWayMergeResult } from '../text/three-way-merge.js';
 
 /**
  * Undoing one change (base -> restored) on top of a file that changed since

@@ -1,5 +1,5 @@
 import { structuredPatch, type StructuredPatchHunk } from 'diff';
-import { countLines, isBinary, lineStats } from '../rewind/line-stats.js';
+import { countLines, isBinary, lineStats } from '../text/line-stats.js';
 import { changedRegion, countNewlines, linesBack, linesForward } from './changed-region.js';
 
 export interface ChangeSummary {

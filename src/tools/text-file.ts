@@ -1,4 +1,4 @@
-import { isBinary } from '../rewind/line-stats.js';
+import { isBinary } from '../text/line-stats.js';
 import { toolFailed } from './tool-errors.js';
 
 const byteOrderMark = Buffer.from([0xef, 0xbb, 0xbf]);

@@ -1,7 +1,7 @@
 import { applyPatch } from 'diff';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lineStats } from '../../src/rewind/line-stats.js';
+import { lineStats } from '../../src/text/line-stats.js';
 import { summarizeChange } from '../../src/tools/change-summary.js';
 
 /** Texts made of a few distinct lines, so that edits share and move lines around. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { isInside } from '../../paths.js';
 import type { FileChangeDiff, FileDiff } from '../../rewind/diff.js';
-import { gitQuotedPath } from '../../rewind/git-patch.js';
+import { gitQuotedPath } from '../../text/git-patch.js';
 import { flagValue, stringValue, type Command, type Invocation } from '../command.js';
 import { namesSession } from '../find-session.js';
 import { ExitCode } from '../exit-codes.js';

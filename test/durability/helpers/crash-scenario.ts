@@ -1,4 +1,4 @@
-import { mergeThreeWay } from '../../../src/rewind/three-way-merge.js';
+import { mergeThreeWay } from '../../../src/text/three-way-merge.js';
 
 /**
  * The session the crash test runs in a child process and kills: three turns of

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/lib/source-text.js';
-import { applyBlocks, changeBlocks, hunkDigest, parseHunkId, type ChangeBlock } from '../../src/rewind/patch-hunks.js';
+import { applyBlocks, changeBlocks, hunkDigest, parseHunkId, type ChangeBlock } from '../../src/text/patch-hunks.js';
 import { gitApplyUnidiffZero } from '../helpers/git-apply.js';
 import { generateTriple } from '../helpers/merge-triples.js';
 

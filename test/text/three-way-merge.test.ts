@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { mergeThreeWay, type ThreeWayMergeResult } from '../../src/rewind/three-way-merge.js';
+import { mergeThreeWay, type ThreeWayMergeResult } from '../../src/text/three-way-merge.js';
 import { gitMergeFile, type GitMergeOutcome } from '../helpers/git-merge-file.js';
 import { generateTriple, type MergeTriple } from '../helpers/merge-triples.js';
 
