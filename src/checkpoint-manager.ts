@@ -20,7 +20,7 @@ import { messageText, type TranscriptMessage } from './conversation/transcript.j
 import { RewindableError, RewindableErrorCode, type RewindableErrorDetailsOf } from './errors.js';
 import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
-import { assertUuid, canonicalLocation, canonicalPath, isInside, type PathScope } from './paths.js';
+import { assertUuid, canonicalLocation, canonicalUuid, canonicalPath, isInside, type PathScope } from './paths.js';
 import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
 import { withToolCallIds, type RewindFilesReady, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
@@ -200,11 +200,11 @@ export class CheckpointManager {
    * const fork = await CheckpointManager.fork({ cwd, fromSession: manager.sessionId, atMessage: userMessageId });
    */
   static async fork(options: ForkOptions): Promise<CheckpointManager> {
-    const { fromSession, atMessage, sessionId, ...rest } = options;
-    assertUuid(fromSession, 'session id to fork');
-    assertUuid(atMessage, 'message id to fork at');
+    const { fromSession: givenSource, atMessage: givenMessage, sessionId: givenId, ...rest } = options;
+    const fromSession = canonicalUuid(givenSource, 'session id to fork');
+    const atMessage = canonicalUuid(givenMessage, 'message id to fork at');
     const source = await CheckpointManager.open({ ...rest, session: { resume: fromSession, readOnly: true } });
-    const newSessionId = sessionId ?? uuidv4();
+    const newSessionId = givenId === undefined ? uuidv4() : canonicalUuid(givenId, 'session id of the fork');
     try {
       await writeFork((await source.session())!, newSessionId, atMessage);
     } finally {
@@ -250,8 +250,7 @@ export class CheckpointManager {
    * latest checkpoint's id refreshes that checkpoint.
    */
   async checkpoint(userMessageId?: string): Promise<string> {
-    const id = userMessageId ?? uuidv4();
-    assertUuid(id, 'user message id');
+    const id = canonicalUuid(userMessageId ?? uuidv4(), 'user message id');
     const session = await this.writableSession('checkpoint()');
     if (session === undefined) return id;
     return this.queue.run(async () => {

@@ -12,6 +12,39 @@ export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && isUuidString(value);
 }
 
+/**
+ * A UUID in its canonical form. UUIDs are the same whatever the case of their
+ * hex digits (RFC 9562 reads them without regard to case and writes them in
+ * lowercase): `9E97…` and `9e97…` name one session, one checkpoint, one
+ * message. Ids are stored and returned in lowercase, so two spellings never
+ * make two sessions whose files collide on a case-insensitive filesystem.
+ */
+export function canonicalUuid(value: unknown, what: string): string {
+  assertUuid(value, what);
+  return value.toLowerCase();
+}
+
+/** The key a stored id is looked up by: ids written by other builds or other writers may be in uppercase. */
+export function uuidKey(id: string): string {
+  return id.toLowerCase();
+}
+
+/** A map whose keys are UUIDs, found whatever the case they are spelled in. */
+export class UuidMap<V> extends Map<string, V> {
+  override get(id: string): V | undefined {
+    return super.get(uuidKey(id));
+  }
+  override has(id: string): boolean {
+    return super.has(uuidKey(id));
+  }
+  override set(id: string, value: V): this {
+    return super.set(uuidKey(id), value);
+  }
+  override delete(id: string): boolean {
+    return super.delete(uuidKey(id));
+  }
+}
+
 export function assertUuid(value: unknown, what: string): asserts value is string {
   if (!isUuid(value)) {
     throw new RewindableError(

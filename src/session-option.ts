@@ -1,5 +1,5 @@
 import { RewindableError, RewindableErrorCode } from './errors.js';
-import { assertUuid } from './paths.js';
+import { canonicalUuid } from './paths.js';
 
 /**
  * Which session a manager opens, one value per choice:
@@ -67,13 +67,11 @@ function checkedSession(session: unknown): SessionOption {
   if (id !== undefined && resume !== undefined) throw invalid('session takes { id } to start a new session or { resume } to reopen one, not both.');
   if (readOnly !== undefined && typeof readOnly !== 'boolean') throw invalid('session.readOnly must be true or false.');
   if (resume !== undefined) {
-    assertUuid(resume, 'session id to resume');
-    return { resume, readOnly: readOnly ?? false };
+    return { resume: canonicalUuid(resume, 'session id to resume'), readOnly: readOnly ?? false };
   }
   if (readOnly === true) throw invalid('session.readOnly needs session.resume: the id of the session to open.');
   if (id === undefined) return {};
-  assertUuid(id, 'session id');
-  return { id };
+  return { id: canonicalUuid(id, 'session id') };
 }
 
 function invalid(message: string): RewindableError<'INVALID_OPTIONS'> {

@@ -1,4 +1,5 @@
 import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { uuidKey } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
 import { Transcript } from './transcript.js';
 
@@ -15,13 +16,13 @@ import { Transcript } from './transcript.js';
  * source session touched back as it was there.
  */
 export function forkRecords(source: readonly LogRecord[], messageUuid: string): LogRecord[] {
-  const messageIndex = source.findIndex((record) => record.type === 'message' && record.uuid === messageUuid);
+  const messageIndex = source.findIndex((record) => record.type === 'message' && uuidKey(record.uuid) === uuidKey(messageUuid));
   if (messageIndex === -1) {
     throw new RewindableError(RewindableErrorCode.MESSAGE_NOT_FOUND, `Message ${messageUuid} is not in the source session's transcript, so there is nothing to fork from.`, {
       details: { messageUuid },
     });
   }
-  const checkpointIndex = source.findIndex((record) => record.type === 'checkpoint' && record.id === messageUuid);
+  const checkpointIndex = source.findIndex((record) => record.type === 'checkpoint' && uuidKey(record.id) === uuidKey(messageUuid));
   const end = Math.max(messageIndex, checkpointIndex);
   const prefix = source.slice(0, end + 1);
 
@@ -47,7 +48,7 @@ export function forkRecords(source: readonly LogRecord[], messageUuid: string): 
       case 'project-moved':
         return false;
       case 'message':
-        return chain.has(record.uuid);
+        return chain.has(uuidKey(record.uuid));
       case 'rewind-begin':
         return finishedRewinds.has(record.rewindId); // an unfinished one belongs to the source's recovery
       default:

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { v4 as uuidv4 } from 'uuid';
 import { z } from 'zod';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { assertUuid } from '../paths.js';
+import { canonicalUuid } from '../paths.js';
 import type { MessageRecord } from '../schemas.js';
 import { now } from '../session/clock.js';
 import type { Transcript } from './transcript.js';
@@ -37,11 +37,9 @@ export function messageRecordFor(input: RecordMessageInput, transcript: Transcri
     throw new RewindableError(RewindableErrorCode.INVALID_MESSAGE, `Invalid message: ${issue.path.join('.') || 'input'}: ${issue.message}.`);
   }
   assertJson(input.message);
-  const uuid = input.uuid ?? uuidv4();
-  assertUuid(uuid, 'message uuid');
-  const parentUuid = input.parentUuid === undefined ? transcript.leaf : input.parentUuid;
+  const uuid = canonicalUuid(input.uuid ?? uuidv4(), 'message uuid');
+  const parentUuid = input.parentUuid === undefined || input.parentUuid === null ? (input.parentUuid ?? transcript.leaf) : canonicalUuid(input.parentUuid, 'parent message uuid');
   if (parentUuid !== null) {
-    assertUuid(parentUuid, 'parent message uuid');
     if (!transcript.has(parentUuid)) {
       throw new RewindableError(
         RewindableErrorCode.MESSAGE_NOT_FOUND,
@@ -52,7 +50,7 @@ export function messageRecordFor(input: RecordMessageInput, transcript: Transcri
   }
   const existing = transcript.get(uuid);
   if (existing !== undefined) {
-    if (existing.type === input.type && isDeepStrictEqual(existing.message, jsonCopy(input.message)) && (input.parentUuid === undefined || existing.parentUuid === input.parentUuid)) {
+    if (existing.type === input.type && isDeepStrictEqual(existing.message, jsonCopy(input.message)) && (input.parentUuid === undefined || existing.parentUuid === parentUuid)) {
       return undefined;
     }
     throw new RewindableError(

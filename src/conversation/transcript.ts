@@ -1,3 +1,4 @@
+import { UuidMap, uuidKey } from '../paths.js';
 import type { MessageRecord } from '../schemas.js';
 
 /** A message of the conversation as the manager keeps it. */
@@ -18,12 +19,17 @@ export interface TranscriptMessage {
  * moves the leaf; nothing is ever removed, so old branches stay readable.
  */
 export class Transcript {
-  private readonly messages = new Map<string, TranscriptMessage>();
+  /** Ids are kept in lowercase and found whatever their case (see `canonicalUuid`). */
+  private readonly messages = new UuidMap<TranscriptMessage>();
   private readonly children = new Map<string | null, string[]>();
   /** Append order, for listing branches oldest first. */
   private readonly order: string[] = [];
   /** The end of the active branch; `null` before the first message (or after rewinding to the start). */
-  leaf: string | null = null;
+  get leaf(): string | null {
+    return this.activeLeaf;
+  }
+
+  private activeLeaf: string | null = null;
 
   get size(): number {
     return this.messages.size;
@@ -39,20 +45,27 @@ export class Transcript {
 
   add(record: MessageRecord): void {
     if (this.messages.has(record.uuid)) return;
-    const message: TranscriptMessage = { uuid: record.uuid, parentUuid: record.parentUuid, type: record.role, timestamp: record.timestamp, message: record.message };
-    this.messages.set(record.uuid, message);
-    this.order.push(record.uuid);
-    const siblings = this.children.get(record.parentUuid) ?? [];
-    siblings.push(record.uuid);
-    this.children.set(record.parentUuid, siblings);
-    this.leaf = record.uuid;
+    const uuid = uuidKey(record.uuid);
+    const parentUuid = record.parentUuid === null ? null : uuidKey(record.parentUuid);
+    const message: TranscriptMessage = { uuid, parentUuid, type: record.role, timestamp: record.timestamp, message: record.message };
+    this.messages.set(uuid, message);
+    this.order.push(uuid);
+    const siblings = this.children.get(parentUuid) ?? [];
+    siblings.push(uuid);
+    this.children.set(parentUuid, siblings);
+    this.activeLeaf = uuid;
+  }
+
+  /** A conversation rewind: the active branch now ends at `leaf`. */
+  moveLeaf(leaf: string | null): void {
+    this.activeLeaf = leaf === null ? null : uuidKey(leaf);
   }
 
   /** Messages from the root to `leaf` (default: the active leaf), following parent links. */
   chain(leaf: string | null = this.leaf): TranscriptMessage[] {
     const chain: TranscriptMessage[] = [];
     const seen = new Set<string>();
-    for (let uuid = leaf; uuid !== null && !seen.has(uuid); ) {
+    for (let uuid = leaf === null ? null : uuidKey(leaf); uuid !== null && !seen.has(uuid); ) {
       seen.add(uuid);
       const message = this.messages.get(uuid);
       if (message === undefined) break;

@@ -7,7 +7,7 @@ import { isUuid } from '../paths.js';
 const messageIdNamespace = '5b0f3c52-7e0d-4f43-9a51-0c1d2e3f4a5b';
 
 /**
- * The checkpoint id of a message: the message id itself when it is a UUID,
+ * The checkpoint id of a message: the message id itself when it is a UUID (in lowercase),
  * otherwise a UUID derived from it (UUID v5), since checkpoint ids are UUIDs
  * and most frameworks' message ids are not (`msg_…`, nanoids). The same
  * message id always gives the same checkpoint id, so a harness can find the
@@ -17,7 +17,7 @@ const messageIdNamespace = '5b0f3c52-7e0d-4f43-9a51-0c1d2e3f4a5b';
  * await manager.rewindFiles(checkpointIdFor(uiMessage.id));
  */
 export function checkpointIdFor(messageId: string): string {
-  return isUuid(messageId) ? messageId : uuidv5(messageId, messageIdNamespace);
+  return isUuid(messageId) ? messageId.toLowerCase() : uuidv5(messageId, messageIdNamespace);
 }
 
 export interface CheckpointUserMessageOptions {

@@ -1,5 +1,5 @@
 import { RewindableError, RewindableErrorCode } from '../errors.js';
-import { isUuid } from '../paths.js';
+import { isUuid, uuidKey } from '../paths.js';
 import { SessionLog } from '../store/session-log.js';
 import type { CheckpointInfo } from './session-state.js';
 import type { Session } from './session.js';
@@ -18,7 +18,7 @@ export async function findCheckpoint(session: Session, id: string): Promise<Chec
     for (const other of await storage.listSessions(key.projectKey)) {
       if (other.sessionId === key.sessionId || !isUuid(other.sessionId)) continue;
       const loaded = await new SessionLog(storage, { projectKey: key.projectKey, sessionId: other.sessionId }).load().catch(() => null);
-      if (loaded?.records.some((record) => record.type === 'checkpoint' && record.id === id)) {
+      if (loaded?.records.some((record) => record.type === 'checkpoint' && uuidKey(record.id) === uuidKey(id))) {
         throw new RewindableError(
           RewindableErrorCode.CHECKPOINT_IN_OTHER_SESSION,
           `${checkpointNotFoundMessage} Message ${id} is a checkpoint of session ${other.sessionId} of this project, not of session ${key.sessionId}; open that session with resume to rewind to it.`,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Transcript } from '../conversation/transcript.js';
-import { fromStoredPath, isConfined, type PathScope } from '../paths.js';
+import { fromStoredPath, isConfined, UuidMap, uuidKey, type PathScope } from '../paths.js';
 import type { LastSeen } from '../fs/inspect-path.js';
 import type { FileState, LogRecord, Observation, RewindBeginRecord, SessionStartRecord } from '../schemas.js';
 
@@ -75,7 +75,8 @@ export type SessionConfinement = Pick<PathScope, 'extraRoots' | 'storeDirectory'
 export class SessionState {
   start: SessionStartRecord | undefined;
   readonly checkpoints: CheckpointInfo[] = [];
-  readonly checkpointsById = new Map<string, CheckpointInfo>();
+  /** By id, whatever its case (see `canonicalUuid`). */
+  readonly checkpointsById = new UuidMap<CheckpointInfo>();
   readonly paths = new Map<string, TrackedPath>();
   /** The directories of the tracked paths: where reopening the session sweeps for temporary files of writes cut short. */
   readonly directoriesOfPaths = new Set<string>();
@@ -141,7 +142,7 @@ export class SessionState {
       case 'checkpoint': {
         let checkpoint = this.checkpointsById.get(record.id);
         if (checkpoint === undefined) {
-          checkpoint = { id: record.id, index: this.checkpoints.length, createdAt: record.createdAt, reason: record.reason };
+          checkpoint = { id: uuidKey(record.id), index: this.checkpoints.length, createdAt: record.createdAt, reason: record.reason };
           this.checkpoints.push(checkpoint);
           this.checkpointsById.set(record.id, checkpoint);
         }
@@ -196,7 +197,7 @@ export class SessionState {
         this.transcript.add(record);
         return;
       case 'conversation-rewind':
-        this.transcript.leaf = record.leafUuid;
+        this.transcript.moveLeaf(record.leafUuid);
         return;
       case 'project-moved':
         this.movedTo = record.to;

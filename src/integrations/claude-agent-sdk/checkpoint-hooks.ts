@@ -222,8 +222,8 @@ interface PromptCheckpointId extends Pick<CheckpointEvent, 'checkpointId' | 'sou
 
 function checkpointIdOf(input: UserPromptSubmitHookInput, promptIds: PromptIds): PromptCheckpointId {
   const match = promptIds.take(input.prompt);
-  if (match.uuid !== undefined) return { checkpointId: match.uuid, source: 'message' };
-  const fallback: PromptCheckpointId = isUuid(input.prompt_id) ? { checkpointId: input.prompt_id, source: 'prompt-id' } : { checkpointId: randomUUID(), source: 'generated' };
+  if (match.uuid !== undefined) return { checkpointId: match.uuid.toLowerCase(), source: 'message' };
+  const fallback: PromptCheckpointId = isUuid(input.prompt_id) ? { checkpointId: input.prompt_id.toLowerCase(), source: 'prompt-id' } : { checkpointId: randomUUID(), source: 'generated' };
   if (match.waiting === 0) return fallback; // a plain string prompt, or a prompt of the CLI's own
   const used = match.usedUp.length > 0 ? ` It used up the message${match.usedUp.length > 1 ? 's' : ''} ${match.usedUp.join(', ')}, which get no checkpoint.` : '';
   const message =
