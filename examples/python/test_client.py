@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import uuid
 from typing import Any, Dict, List
@@ -176,6 +177,36 @@ class DeadServerTest(Watchdog):
     def test_a_server_that_does_not_answer_times_out(self) -> None:
         with self.assertRaises(TimeoutError):
             Rewindable(command=SILENT_SERVER, timeout=0.5)
+
+    def test_a_server_that_never_answers_initialize_fails_at_the_start_timeout_without_a_call_timeout(self) -> None:
+        with self.assertRaises(TimeoutError):
+            Rewindable(command=SILENT_SERVER, start_timeout=0.5)
+
+
+class CloseTest(Watchdog):
+    # A server stand-in: answers initialize at once, a "slow" call after 1.5 s, and shutdown at once (then exits).
+    SLOW_SERVER = (
+        "import json, sys, time\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    if request['method'] == 'slow':\n"
+        "        time.sleep(1.5)\n"
+        "    result = {'protocolVersion': %r} if request['method'] == 'initialize' else {'finished': request['method']}\n"
+        "    sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': result}) + '\\n')\n"
+        "    sys.stdout.flush()\n"
+        "    if request['method'] == 'shutdown':\n"
+        "        break\n"
+    )
+
+    def test_close_with_a_short_timeout_lets_a_call_in_progress_finish_first(self) -> None:
+        client = Rewindable(command=[sys.executable, "-c", self.SLOW_SERVER % rewindable.PROTOCOL_VERSION])
+        answers: list = []
+        worker = threading.Thread(target=lambda: answers.append(client.call("slow")))
+        worker.start()
+        time.sleep(0.3)  # the call is sent and in progress
+        self.assertEqual(client.close(timeout=0.2), 0)
+        worker.join(10)
+        self.assertEqual(answers, [{"finished": "slow"}])
 
 
 class ServerTest(Watchdog):

@@ -38,7 +38,7 @@ export function messageRecordFor(input: RecordMessageInput, transcript: Transcri
   }
   assertJson(input.message);
   const uuid = canonicalUuid(input.uuid ?? uuidv4(), 'message uuid');
-  const parentUuid = input.parentUuid === undefined || input.parentUuid === null ? (input.parentUuid ?? transcript.leaf) : canonicalUuid(input.parentUuid, 'parent message uuid');
+  const parentUuid = input.parentUuid === undefined ? transcript.leaf : input.parentUuid === null ? null : canonicalUuid(input.parentUuid, 'parent message uuid');
   if (parentUuid !== null) {
     if (!transcript.has(parentUuid)) {
       throw new RewindableError(

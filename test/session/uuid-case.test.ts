@@ -63,6 +63,10 @@ describe('ids are UUIDs whatever the case of their hex digits', () => {
     const rewound = await manager.rewind(upper(second), { scope: 'conversation' });
     expect(rewound.status).toBe('success');
     expect((await manager.getTranscript()).map((entry) => entry.uuid)).toEqual([first, expect.any(String)]);
+    // parentUuid: null still starts a new root.
+    const root = await manager.recordMessage({ type: 'assistant', message: 'a new root', parentUuid: null });
+    expect(root.parentUuid).toBeNull();
+    expect((await manager.listBranches()).length).toBe(2);
     const fork = await CheckpointManager.fork({ cwd: project.root, storeDir: project.store, fromSession: upper(manager.sessionId), atMessage: upper(first) });
     expect((await fork.getTranscript()).map((entry) => entry.uuid)).toEqual([first]);
     await fork.close();

@@ -38,7 +38,9 @@ class Rewindable:
     `progress_token`, `done`, `total`, `path`); calls that take their own
     `on_progress` get theirs too. `timeout` (seconds, default none) bounds every
     call; a server that dies fails the waiting calls with `ServerExitedError`
-    whatever the timeout.
+    whatever the timeout. `start_timeout` (seconds) bounds the server's start-up
+    (its answer to `initialize`) even when `timeout` is none: a command that
+    starts something else, which never answers, fails with `TimeoutError`.
 
     >>> with Rewindable() as client, client.open('/abs/project') as session:
     ...     session.checkpoint(user_message_id)
@@ -52,11 +54,12 @@ class Rewindable:
         timeout: Optional[float] = None,
         env: Optional[Dict[str, str]] = None,
         client_name: str = "rewindable-python",
+        start_timeout: float = 60.0,
     ) -> None:
         self.timeout = timeout
         self._connection = Connection(list(command) if command is not None else default_command(), on_progress=on_progress, env=env)
         try:
-            info = self._connection.call("initialize", {"client": client_name}, timeout=timeout)
+            info = self._connection.call("initialize", {"client": client_name}, timeout=start_timeout if timeout is None else min(timeout, start_timeout))
             if not isinstance(info, dict) or info.get("protocolVersion") != PROTOCOL_VERSION:
                 raise ProtocolError(ProtocolError.INVALID_REQUEST, f"The server speaks protocol {info.get('protocolVersion') if isinstance(info, dict) else info!r}; this client speaks {PROTOCOL_VERSION}.")
         except BaseException:
@@ -110,11 +113,13 @@ class Rewindable:
         return Session(self, opened["handle"], opened["sessionId"], opened["root"])
 
     def close(self, timeout: float = 10.0) -> Optional[int]:
-        """Asks the server to shut down (it closes every session), waits for it, terminates it past `timeout`.
-        Returns its exit code."""
+        """Lets the calls in progress finish (a rewind is never cut short: each call is bounded by its own
+        timeout), then asks the server to shut down (it closes every session), waits for it, and terminates
+        it past `timeout`. Returns its exit code."""
         if self._closed:
             return self._connection.process.returncode
         self._closed = True
+        self._connection.wait_for_calls()
         if self._connection.exited is None:
             try:
                 self._connection.call("shutdown", {}, timeout=timeout)

@@ -116,6 +116,15 @@ class Connection:
             raise pending.callback_error
         return pending.result
 
+    def wait_for_calls(self) -> None:
+        """Returns once no call is waiting for its answer (each ends by its answer, its own timeout, or the server's exit)."""
+        while True:
+            with self._lock:
+                waiting = next(iter(self._pending.values()), None)
+            if waiting is None:
+                return
+            waiting.done.wait(0.2)
+
     def close(self, timeout: float = 10.0) -> Optional[int]:
         """Closes stdin (the server exits on EOF), waits, then terminates and kills if it must."""
         with self._lock:
