@@ -102,6 +102,11 @@ export function canonicalPath(input: unknown, scope: PathScope): string {
       `Invalid file path ${JSON.stringify(input)}: expected a non-empty string without NUL bytes.`,
     );
   }
+  if (/\p{Cs}/u.test(input)) {
+    // A lone UTF-16 surrogate has no UTF-8 form: the filesystem would get U+FFFD in its place, so two different
+    // strings would name one file, and the path kept would not be the file written.
+    throw new RewindableError(RewindableErrorCode.INVALID_PATH, `Invalid file path ${JSON.stringify(input)}: it holds a lone UTF-16 surrogate, which no file name can hold.`);
+  }
   if (input.endsWith('/') || input.endsWith(path.sep)) {
     // `path.resolve` would drop the separator and name the file without it: a write meant for a directory
     // would replace a file of that name.

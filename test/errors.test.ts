@@ -66,7 +66,12 @@ describe('bad input', () => {
     await expect(manager.trackEdit('.rewindable-store/blobs/x')).rejects.toMatchObject({ code: 'PATH_IN_STORE' });
     await expect(manager.trackEdit('')).rejects.toMatchObject({ code: 'INVALID_PATH' });
     await expect(manager.trackEdit('a\0b')).rejects.toMatchObject({ code: 'INVALID_PATH' });
+    // A lone surrogate would reach the filesystem as U+FFFD: 'a\uD800' and 'a\uD801' would be one file.
+    await expect(manager.trackEdit('a\uD800.txt')).rejects.toMatchObject({ code: 'INVALID_PATH', message: expect.stringContaining('surrogate') });
+    await expect(manager.tools.write({ file_path: 'b\uDFFF.txt', content: 'x' })).rejects.toMatchObject({ code: 'INVALID_PATH' });
+    expect(fs.readdirSync(project.root).filter((name) => name.includes('\uFFFD'))).toEqual([]);
     expect((await manager.listCheckpoints())[0]!.files).toEqual([]);
+    await manager.trackEdit('ok-\u{1F600}.txt'); // a surrogate pair is a character like any other
   });
 
   it('extra roots let files outside the project be tracked', async () => {
