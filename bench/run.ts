@@ -22,6 +22,7 @@ import { printReport } from './lib/print-report.js';
 import { verdictOf, type ScenarioReport } from './lib/results.js';
 import type { Scenario } from './lib/scenario.js';
 import { Workspace } from './lib/workspace.js';
+import { captureJournal } from './scenarios/capture-journal.js';
 import { captureScope } from './scenarios/capture-scope.js';
 import { checkpointPerTurn } from './scenarios/checkpoint-per-turn.js';
 import { cliStartup } from './scenarios/cli-startup.js';
@@ -32,7 +33,7 @@ import { rewindPeakMemory } from './scenarios/rewind-peak-memory.js';
 import { storeSize } from './scenarios/store-size.js';
 import { trackedEdit } from './scenarios/tracked-edit.js';
 
-const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, cliStartup, hookCost];
+const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, captureJournal, cliStartup, hookCost];
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArguments(argv: readonly string[]) {
