@@ -197,3 +197,25 @@ describe('a paths entry that leads out of the project', () => {
     expect(extraByGlob.canRewind && extraByGlob.filesChanged).toEqual([extra]);
   });
 });
+
+describe('many paths entries', () => {
+  it('select exactly the files each names, whether files, directories or globs, thousands at once', async () => {
+    const project = tempProject();
+    const names = Array.from({ length: 2000 }, (_, index) => `d${index % 20}/f${index}.txt`);
+    for (const name of names) project.write(name, '0\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const name of names) await manager.trackEdit(name);
+    for (const name of names) project.write(name, '1\n');
+
+    const evenFiles = names.filter((_, index) => index % 2 === 0);
+    const narrowGlobs = names.filter((_, index) => index % 7 === 0).map((name) => name.replace(/\.txt$/, '.t?t'));
+    const sameGlobOften = Array.from({ length: 1000 }, () => 'd3/f1*.txt');
+    const paths = [...evenFiles, 'd1', ...narrowGlobs, ...sameGlobOften, path.join(project.root, 'd5')];
+    const result = await manager.rewindFiles(turn, { dryRun: true, paths });
+
+    const expected = names.filter((name, index) => index % 2 === 0 || name.startsWith('d1/') || index % 7 === 0 || /^d3\/f1/.test(name) || name.startsWith('d5/'));
+    expect(expected.some((name) => name.startsWith('d10/'))).toBe(true);
+    expect(result.canRewind && [...result.filesChanged].sort()).toEqual(expected.map((name) => project.file(name)).sort());
+  }, 60_000);
+});
