@@ -154,6 +154,7 @@ class SortedTracked {
   /** Indexes of the paths that start with `prefix`: from the prefix itself up to the first string past every extension of it. */
   private runWithPrefix(prefix: string): [number, number] {
     const last = prefix.charCodeAt(prefix.length - 1);
+    if (last === 0xffff) return [this.lowerBound(prefix), this.entries.length]; // no code unit past it: only a glob's prefix ends so, and the glob is still matched on each
     const pastPrefix = prefix.slice(0, -1) + String.fromCharCode(last + 1);
     return [this.lowerBound(prefix), this.lowerBound(pastPrefix)];
   }
