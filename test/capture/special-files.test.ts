@@ -38,4 +38,17 @@ describe('capture scope: FIFOs, sockets and devices', () => {
     expect(fs.lstatSync(project.file('new.pipe')).isFIFO()).toBe(true);
     expect(fs.lstatSync(project.file('old.pipe')).isFIFO()).toBe(true);
   });
+
+  it('a FIFO named .gitignore (or .git/info/exclude) holds no rules and does not hold the scan', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'a0\n');
+    fs.mkdirSync(project.file('.git/info'), { recursive: true });
+    execFileSync('mkfifo', [project.file('.gitignore')]);
+    execFileSync('mkfifo', [project.file('.git/info/exclude')]);
+    const manager = await project.open({ capture: true });
+
+    await manager.checkpoint(newId());
+
+    expect(manager.lastScan).toMatchObject({ scanned: 1, firstBackups: 1, skipped: [{ path: project.file('.gitignore'), reason: 'fifo' }] });
+  });
 });
