@@ -27,7 +27,7 @@ export const RewindableErrorCode = {
   MESSAGE_CONFLICT: 'MESSAGE_CONFLICT',
   /** A message handed to the manager is malformed (not JSON, missing type ...). */
   INVALID_MESSAGE: 'INVALID_MESSAGE',
-  /** A path is empty, not a string, or contains a NUL byte. */
+  /** A path is empty, not a string, or contains a NUL byte; or a `paths` entry leads outside the project. */
   INVALID_PATH: 'INVALID_PATH',
   /** A hunk id given to a rewind names no hunk of the rewind's patch as the files are now. */
   HUNK_NOT_FOUND: 'HUNK_NOT_FOUND',
@@ -96,7 +96,8 @@ export type RewindableErrorDetails = {
   MESSAGE_NOT_FOUND: { uuid?: string; parentUuid?: string; messageUuid?: string };
   MESSAGE_CONFLICT: { uuid: string };
   INVALID_MESSAGE: NoDetails;
-  INVALID_PATH: NoDetails;
+  // The `paths` entry refused, where one was.
+  INVALID_PATH: { path?: string };
   HUNK_NOT_FOUND: { hunk: string };
   PATH_OUTSIDE_PROJECT: { path: string; resolved?: string };
   PATH_IN_STORE: { path: string };

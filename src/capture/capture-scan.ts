@@ -7,7 +7,7 @@ import type { Session } from '../session/session.js';
 import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
-import { walkScope, type ScopeWalk } from './walk-scope.js';
+import { walkScope, type ScopeWalk, type SkippedSpecialFile } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -27,6 +27,8 @@ export interface ScanReport {
   unreadable: string[];
   /** Exclude globs in force, including directories the root `.gitignore` prunes. */
   excludePatterns: string[];
+  /** FIFOs, sockets and devices in scope (present when there are any): never read, backed up or restored, so never listed as changes. */
+  skipped?: SkippedSpecialFile[];
 }
 
 /** What one command changed in the capture scope. Paths are absolute. */
@@ -36,6 +38,8 @@ export interface CommandChanges {
   deleted: string[];
   overCap: Array<{ path: string; size: number }>;
   unreadable: string[];
+  /** FIFOs, sockets and devices in scope after the command (present when there are any): a rewind cannot restore them, so they are not changes. */
+  skipped?: SkippedSpecialFile[];
 }
 
 /**
@@ -78,6 +82,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     overCap: fresh.overCap,
     unreadable: fresh.unreadable,
     excludePatterns: walk.excludePatterns,
+    ...(walk.skipped.length > 0 ? { skipped: walk.skipped } : {}),
   };
   for (const record of prepared.records) {
     if (record.type !== 'checkpoint') continue;
@@ -121,6 +126,8 @@ export interface ScopeSnapshot {
   /** The rules it applied, and the files it found but could not back up, for the record of the command. */
   rules: string;
   leftOut: string[];
+  /** FIFOs, sockets and devices in scope. */
+  skipped?: SkippedSpecialFile[];
 }
 
 /**
@@ -154,6 +161,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
     unreadable: fresh.unreadable,
     rules,
     leftOut,
+    skipped: walk.skipped,
   };
 }
 
@@ -177,6 +185,7 @@ function leftOutBy(fresh: NewFiles): string[] {
 
 export function compareSnapshots(before: ScopeSnapshot, after: ScopeSnapshot): CommandChanges {
   const changes: CommandChanges = { created: [], modified: [], deleted: [], overCap: after.overCap, unreadable: after.unreadable };
+  if (after.skipped !== undefined && after.skipped.length > 0) changes.skipped = [...after.skipped].sort((a, b) => (a.path < b.path ? -1 : 1));
   for (const [file, signature] of after.signatures) {
     const previous = before.signatures.get(file);
     if (previous === undefined) changes.created.push(file);

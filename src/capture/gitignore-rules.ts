@@ -147,12 +147,22 @@ function negatedName(line: string): string {
 }
 
 function readLines(file: string): string[] {
+  let fd: number;
   try {
+    // Non-blocking: a FIFO of that name would hold the scan until some writer came. Only a file holds rules.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return [];
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return [];
     return fs
-      .readFileSync(file, 'utf8')
+      .readFileSync(fd, 'utf8')
       .split(/\r?\n/)
       .filter((line) => line.trim() !== '' && !line.startsWith('#'));
   } catch {
     return [];
+  } finally {
+    fs.closeSync(fd);
   }
 }

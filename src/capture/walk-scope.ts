@@ -28,9 +28,17 @@ interface ListedDirectory {
   subdirectories: string[];
 }
 
+/** A FIFO, socket or device in scope: never read (opening a FIFO waits for a writer), backed up or restored. */
+export interface SkippedSpecialFile {
+  path: string;
+  reason: 'fifo' | 'socket' | 'device';
+}
+
 export interface ScopeWalk {
-  /** Regular files, links and special files in scope (never directories), except the unchanged ones. */
+  /** Regular files and links in scope, except the unchanged ones. */
   entries: ScopeEntry[];
+  /** Special files in scope, left out of `entries`: a rewind could not put one back, so no scan reports one as a change. */
+  skipped: SkippedSpecialFile[];
   /** Absolute paths in scope that `isUnchanged` vouched for: no stat kept (a large scope stays light in memory). */
   unchanged: string[];
   /** Files the walk found that `.gitignore` rules leave out (relative paths). */
@@ -158,6 +166,7 @@ export async function walkScope(
   const vouched = new Array<boolean>(inScope.length).fill(false);
   if (isUnchanged !== undefined) await glanceMany(absolutes, (index, kind, key) => (vouched[index] = kind === 'file' && isUnchanged(absolutes[index]!, key)));
   const entries: ScopeEntry[] = [];
+  const skipped: SkippedSpecialFile[] = [];
   const unchanged: string[] = [];
   const kept: string[] = [];
   inScope.forEach((relative, index) => {
@@ -171,10 +180,12 @@ export async function walkScope(
     // Removed during the walk: it is simply not there.
     if (stat === undefined) return;
     kept.push(relative);
-    entries.push({ path: absolute, relative, stat });
+    if (stat.isFile() || stat.isSymbolicLink()) entries.push({ path: absolute, relative, stat });
+    else skipped.push({ path: absolute, reason: stat.isFIFO() ? 'fifo' : stat.isSocket() ? 'socket' : 'device' });
   });
   return {
     entries,
+    skipped,
     unchanged,
     ignored,
     excludePatterns,

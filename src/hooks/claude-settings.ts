@@ -64,10 +64,12 @@ export interface SettingsChange {
  * else: other keys, other events, other hooks of the same events (ours are
  * replaced where they were, so a second install changes nothing), and the
  * file's indentation. A file that is not a JSON object is refused, never
- * overwritten.
+ * overwritten. A settings file that is a symbolic link (a dotfiles manager's)
+ * is written where it leads and stays a link.
  */
 export function changeSettings(file: string, command: string, action: 'install' | 'uninstall'): SettingsChange {
-  const before = readSettingsText(file);
+  const target = settingsTarget(file);
+  const before = readSettingsText(target);
   const settings = before === undefined ? {} : parseSettings(file, before);
   const hooks = objectField(settings, 'hooks', file);
   const hooksWereEmpty = 'hooks' in settings && Object.keys(hooks).length === 0;
@@ -75,8 +77,9 @@ export function changeSettings(file: string, command: string, action: 'install' 
   for (const event of new Set([...Object.keys(hooks), ...Object.keys(wanted)])) {
     const groups = hooks[event];
     if (groups !== undefined && !Array.isArray(groups)) throw invalidSettings(file, `"hooks.${event}" is not an array`);
-    const { kept, firstOursAt } = withoutOurs((groups ?? []) as unknown[], command);
-    const ours = wanted[event] ?? [];
+    const { kept, firstOursAt, firstOurs } = withoutOurs((groups ?? []) as unknown[], command);
+    // Fields a user added to our entry (a `timeout`, a `statusMessage`) stay; the command is the one installed now.
+    const ours = (wanted[event] ?? []).map((group) => ({ ...group, hooks: group.hooks.map((handler) => ({ ...firstOurs, ...handler })) }));
     const next = [...kept];
     next.splice(firstOursAt ?? kept.length, 0, ...ours);
     if (next.length > 0) hooks[event] = next;
@@ -86,14 +89,15 @@ export function changeSettings(file: string, command: string, action: 'install' 
   else if (!hooksWereEmpty) delete settings.hooks; // an uninstall that took out the last hooks: no empty object left behind
   if (before === undefined && action === 'uninstall') return { file, changed: false };
   const changed = before === undefined || before.trim() === '' || JSON.stringify(JSON.parse(before)) !== JSON.stringify(settings);
-  if (changed) writeAtomically(file, `${JSON.stringify(settings, null, indentationOf(before))}${before === undefined || before.endsWith('\n') ? '\n' : ''}`);
+  if (changed) writeAtomically(target, `${JSON.stringify(settings, null, indentationOf(before))}${before === undefined || before.endsWith('\n') ? '\n' : ''}`);
   return { file, changed };
 }
 
-/** Groups with our handlers taken out (a group left empty goes), and where the first of ours was. */
-function withoutOurs(groups: unknown[], command: string): { kept: unknown[]; firstOursAt: number | undefined } {
+/** Groups with our handlers taken out (a group left empty goes), where the first of ours was, and that handler. */
+function withoutOurs(groups: unknown[], command: string): { kept: unknown[]; firstOursAt: number | undefined; firstOurs: object | undefined } {
   const kept: unknown[] = [];
   let firstOursAt: number | undefined;
+  let firstOurs: object | undefined;
   for (const group of groups) {
     const handlers = typeof group === 'object' && group !== null ? (group as { hooks?: unknown }).hooks : undefined;
     if (!Array.isArray(handlers) || !handlers.some((handler) => isOurHook(handler, command))) {
@@ -101,10 +105,33 @@ function withoutOurs(groups: unknown[], command: string): { kept: unknown[]; fir
       continue;
     }
     firstOursAt ??= kept.length;
+    firstOurs ??= handlers.find((handler) => isOurHook(handler, command)) as object;
     const others = handlers.filter((handler) => !isOurHook(handler, command));
     if (others.length > 0) kept.push({ ...(group as object), hooks: others });
   }
-  return { kept, firstOursAt };
+  return { kept, firstOursAt, firstOurs };
+}
+
+/**
+ * The file to read and write for `file`: itself, or where it leads when it is
+ * a link. A link that dangles, or leads to a directory or a FIFO (whose read
+ * would wait for a writer), is refused: what the user meant it to be is theirs to say.
+ */
+function settingsTarget(file: string): string {
+  const entry = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (entry === undefined) return file;
+  if (entry.isFile()) return file;
+  if (!entry.isSymbolicLink()) throw invalidSettings(file, 'it is not a regular file');
+  const leadsTo = path.resolve(path.dirname(file), fs.readlinkSync(file));
+  let target: string;
+  try {
+    target = fs.realpathSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw invalidSettings(file, `it is a symbolic link to ${leadsTo}, which does not exist; create that file (it may be empty) or remove the link`);
+    throw new RewindableError(RewindableErrorCode.FILE_IO, `Could not follow the link ${file}: ${(error as Error).message}`, { cause: error, details: { path: file } });
+  }
+  if (!fs.statSync(target).isFile()) throw invalidSettings(file, `it is a symbolic link to ${leadsTo}, which is not a regular file`);
+  return target;
 }
 
 function readSettingsText(file: string): string | undefined {

@@ -156,6 +156,19 @@ describe('rewindable rewind', () => {
     expect(project.snapshot()).toEqual(atEnd);
   });
 
+  it('--path .. (or any entry leading out of the project) fails with 1, naming it, and changes nothing', async () => {
+    const { project, sessionId, first, atEnd } = await scriptedSession();
+
+    for (const entry of ['..', '../*']) {
+      const run = await runCli(cli, ['rewind', sessionId, first, '--yes', '--store', project.store, '--path', entry]);
+
+      expect(run.code, entry).toBe(1);
+      expect(run.stderr, entry).toContain(`error: ${JSON.stringify(entry)} in rewindFiles`);
+      expect(run.stderr, entry).toContain('outside the project');
+    }
+    expect(project.snapshot()).toEqual(atEnd);
+  });
+
   it('fails with 1 for an unknown session, an unknown checkpoint and a malformed id', async () => {
     const { project, sessionId } = await scriptedSession();
     const unknownSession = newId();

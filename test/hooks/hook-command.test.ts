@@ -111,6 +111,9 @@ describe('rewindable hook: Claude Code hook events on stdin', () => {
     expect(outside.code).toBe(2);
     expect(outside.stdout).toBe('');
     expect(outside.stderr).toMatch(/^rewindable could not back up the files before this Write call, so the call was blocked: .*escape\.txt is outside the project root/);
+    // The reader runs the CLI: the remedy is its flag, not the library's option.
+    expect(outside.stderr).toContain('--extra-root');
+    expect(outside.stderr).not.toContain('extraRoots');
     // An additional directory given with --extra-root is backed up like the project.
     const allowed = await runHook(cli, project.store, events.preTool(agent, 'Write', { file_path: path.join(project.outside, 'escape.txt'), content: 'no' }), ['--extra-root', project.outside]);
     expect(allowed).toEqual({ code: 0, stdout: '', stderr: '' });

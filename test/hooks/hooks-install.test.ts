@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,6 +110,78 @@ describe('rewindable hooks install / uninstall claude-code', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/settings\.json was left as it is: it is not valid JSON/);
     expect(fs.readFileSync(settings, 'utf8')).toBe('{ "model": "opus", // a comment\n}');
+  });
+
+  it('writes through a settings file that is a symbolic link (dotfiles), keeping the link, on install and uninstall', async () => {
+    const project = tempProject();
+    const dotfiles = path.join(project.outside, 'dotfiles');
+    fs.mkdirSync(dotfiles);
+    const real = path.join(dotfiles, 'claude-settings.json');
+    fs.writeFileSync(real, `${JSON.stringify(existing, null, 2)}\n`, { mode: 0o640 });
+    fs.chmodSync(real, 0o640);
+    fs.mkdirSync(project.file('.claude'));
+    const settings = project.file('.claude/settings.json');
+    fs.symlinkSync(path.relative(path.dirname(settings), real), settings);
+    const link = fs.readlinkSync(settings);
+
+    const installed = await install(project.root);
+
+    expect(installed.code).toBe(0);
+    expect(fs.lstatSync(settings).isSymbolicLink()).toBe(true);
+    expect(fs.readlinkSync(settings)).toBe(link);
+    expect(JSON.parse(fs.readFileSync(real, 'utf8')).hooks.UserPromptSubmit).toEqual([{ hooks: [{ type: 'command', command: 'rewindable hook' }] }]);
+    expect(fs.statSync(real).mode & 0o777).toBe(0o640);
+    expect(fs.readdirSync(dotfiles)).toEqual(['claude-settings.json']);
+
+    expect((await uninstall(project.root)).code).toBe(0);
+    expect(fs.readlinkSync(settings)).toBe(link);
+    expect(JSON.parse(fs.readFileSync(real, 'utf8'))).toEqual(existing);
+  });
+
+  it('refuses a settings link that dangles or leads to something other than a file, and leaves it as it was', async () => {
+    const project = tempProject();
+    fs.mkdirSync(project.file('.claude'));
+    const settings = project.file('.claude/settings.json');
+    const missing = path.join(project.outside, 'missing.json');
+    fs.symlinkSync(missing, settings);
+
+    const dangling = await install(project.root);
+
+    expect(dangling.code).toBe(1);
+    expect(dangling.stderr).toContain(`${settings} was left as it is: it is a symbolic link to ${missing}, which does not exist`);
+    expect(fs.readlinkSync(settings)).toBe(missing);
+    expect(fs.existsSync(missing)).toBe(false);
+
+    const fifo = path.join(project.outside, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const target of [project.outside, fifo]) {
+      fs.rmSync(settings);
+      fs.symlinkSync(target, settings);
+      for (const run of [await install(project.root), await uninstall(project.root)]) {
+        expect(run.code, target).toBe(1);
+        expect(run.stderr, target).toContain(`${settings} was left as it is: it is a symbolic link to ${target}, which is not a regular file`);
+      }
+      expect(fs.readlinkSync(settings)).toBe(target);
+    }
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+  });
+
+  it("keeps the fields a user added to our hook entry (a timeout) when installing again", async () => {
+    const project = tempProject();
+    const ours = { type: 'command', command: 'rewindable hook', timeout: 120, statusMessage: 'Backing up' };
+    const old = { type: 'command', command: '/old/node_modules/rewindable/dist/cli.js hook', timeout: 30 };
+    const settings = project.write(
+      '.claude/settings.json',
+      `${JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [ours] }], PreToolUse: [{ matcher: 'Write|Edit|MultiEdit|NotebookEdit|Bash', hooks: [old] }] } }, null, 2)}\n`,
+    );
+
+    const again = await install(project.root);
+
+    expect(again.code).toBe(0);
+    const hooks = (JSON.parse(fs.readFileSync(settings, 'utf8')) as { hooks: Record<string, Array<{ hooks: unknown[] }>> }).hooks;
+    expect(hooks.UserPromptSubmit).toEqual([{ hooks: [ours] }]);
+    expect(hooks.PreToolUse).toEqual([{ matcher: 'Write|Edit|MultiEdit|NotebookEdit|Bash', hooks: [{ type: 'command', command: 'rewindable hook', timeout: 30 }] }]);
+    expect(hooks.PostToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: 'rewindable hook' }] }]);
   });
 
   it('--print prints the hooks; --scope user writes $CLAUDE_CONFIG_DIR/settings.json; the default command runs this rewindable', async () => {

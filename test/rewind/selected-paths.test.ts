@@ -154,3 +154,68 @@ describe('rewindFiles(id, { paths }) rewinds only the files named', () => {
     expect(project.read('src/a.ts').toString()).toBe('a1\na1\n');
   });
 });
+
+describe('a paths entry that leads out of the project', () => {
+  it('is refused with INVALID_PATH naming the entry, by rewindFiles and diffFiles alike, and nothing changes', async () => {
+    const project = tempProject();
+    const { manager, turn } = await turnOfFourFiles(project);
+    const before = project.snapshot();
+    const escapes = ['..', '../x', 'src/../../b', '../*', '../**', path.dirname(project.root), path.join(project.outside, 'x'), '/', 'src/*/../../..'];
+
+    for (const entry of escapes) {
+      const preview = await manager.rewindFiles(turn, { dryRun: true, paths: ['src/a.ts', entry] });
+      const real = await manager.rewindFiles(turn, { paths: [entry] }).catch((error: unknown) => error);
+      const diff = await manager.diffFiles(turn, { paths: [entry] }).catch((error: unknown) => error);
+
+      expect(preview, entry).toMatchObject({ canRewind: false, errorCode: 'INVALID_PATH', error: expect.stringContaining(JSON.stringify(entry)) });
+      for (const error of [real, diff]) {
+        expect(RewindableError.hasCode(error, 'INVALID_PATH') && error.details, entry).toEqual({ path: entry });
+        expect((error as Error).message, entry).toContain('outside the project');
+      }
+    }
+    expect(project.snapshot()).toEqual(before);
+  });
+
+  it('still selects a file of the project spelled through the parent directory, and a file of an extra root', async () => {
+    const project = tempProject();
+    project.write('src/a.ts', 'a0\n');
+    const extra = path.join(project.outside, 'notes.txt');
+    fs.writeFileSync(extra, 'n0\n');
+    const manager = await project.open({ extraRoots: [project.outside] });
+    const turn = await manager.checkpoint(newId());
+    await manager.trackEdit('src/a.ts');
+    await manager.trackEdit(extra);
+    project.write('src/a.ts', 'a1\n');
+    fs.writeFileSync(extra, 'n1\n');
+
+    const throughParent = await manager.rewindFiles(turn, { dryRun: true, paths: ['../project/src/a.ts'] });
+    const extraByPath = await manager.rewindFiles(turn, { dryRun: true, paths: ['../outside/notes.txt'] });
+    const extraByGlob = await manager.rewindFiles(turn, { dryRun: true, paths: [path.join(project.outside, '*.txt')] });
+
+    expect(throughParent.canRewind && throughParent.filesChanged).toEqual([project.file('src/a.ts')]);
+    expect(extraByPath.canRewind && extraByPath.filesChanged).toEqual([extra]);
+    expect(extraByGlob.canRewind && extraByGlob.filesChanged).toEqual([extra]);
+  });
+});
+
+describe('many paths entries', () => {
+  it('select exactly the files each names, whether files, directories or globs, thousands at once', async () => {
+    const project = tempProject();
+    const names = Array.from({ length: 2000 }, (_, index) => `d${index % 20}/f${index}.txt`);
+    for (const name of names) project.write(name, '0\n');
+    const manager = await project.open();
+    const turn = await manager.checkpoint(newId());
+    for (const name of names) await manager.trackEdit(name);
+    for (const name of names) project.write(name, '1\n');
+
+    const evenFiles = names.filter((_, index) => index % 2 === 0);
+    const narrowGlobs = names.filter((_, index) => index % 7 === 0).map((name) => name.replace(/\.txt$/, '.t?t'));
+    const sameGlobOften = Array.from({ length: 1000 }, () => 'd3/f1*.txt');
+    const paths = [...evenFiles, 'd1', ...narrowGlobs, ...sameGlobOften, path.join(project.root, 'd5')];
+    const result = await manager.rewindFiles(turn, { dryRun: true, paths });
+
+    const expected = names.filter((name, index) => index % 2 === 0 || name.startsWith('d1/') || index % 7 === 0 || /^d3\/f1/.test(name) || name.startsWith('d5/'));
+    expect(expected.some((name) => name.startsWith('d10/'))).toBe(true);
+    expect(result.canRewind && [...result.filesChanged].sort()).toEqual(expected.map((name) => project.file(name)).sort());
+  }, 60_000);
+});

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { filesystemStorage } from '../../src/index.js';
@@ -131,6 +132,20 @@ describe('filesystem storage', () => {
     expect(await log.readBlob(hash)).toEqual({ ok: false, reason: expect.stringContaining('symbolic link') });
     fs.rmSync(file);
     expect(await log.readBlob(hash)).toEqual({ ok: false, reason: expect.stringContaining('missing') });
+  });
+
+  it('reports a FIFO at a blob path as damage without waiting for a writer', async () => {
+    const directory = storeDirectory();
+    const storage = filesystemStorage({ directory, looseBlobMinBytes: 1 });
+    const log = new SessionLog(storage, key);
+    const bytes = Buffer.from('precious bytes');
+    const hash = sha(bytes);
+    await storage.putBlobs(key, [{ hash, bytes }]);
+    const file = path.join(directory, 'blobs', hash.slice(0, 2), hash);
+    fs.rmSync(file);
+    execFileSync('mkfifo', [file]);
+
+    expect(await log.readBlob(hash)).toEqual({ ok: false, reason: expect.stringContaining('not a regular file') });
   });
 
   it('a writer cuts off a torn pack entry left by a crash', async () => {

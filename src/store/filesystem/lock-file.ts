@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { storeIoError } from '../../errors.js';
 import { unlessMissing } from './missing-entries.js';
 import { safeLstat } from './quiet-lookup.js';
 
@@ -49,9 +50,11 @@ export interface FoundLock {
  * and never waits on a FIFO: what no holder ever writes there (a link, a
  * directory, a special file) is reported as a lock that names no process.
  * `whileOpen` is given a lock file's descriptor, to act on the very file read.
+ * Only a missing entry is "no lock": a lock that cannot be looked at (EACCES,
+ * a link loop on the way) may be a live holder's, so it is a STORE_IO error.
  */
 export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock) => void): FoundLock | undefined {
-  const entry = safeLstat(file);
+  const entry = lstatUnlessMissing(file);
   if (entry === undefined) return undefined;
   if (!entry.isFile()) return strayEntry(entry);
   let fd: number;
@@ -63,10 +66,10 @@ export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock
     if (code === 'ENOENT') return undefined;
     // Replaced by a link or a socket since the lstat.
     if (code === 'ELOOP' || code === 'ENXIO') {
-      const replaced = safeLstat(file);
+      const replaced = lstatUnlessMissing(file);
       return replaced === undefined ? undefined : strayEntry(replaced);
     }
-    throw error;
+    throw storeIoError(`read the session lock ${file}`, error);
   }
   try {
     const stat = fs.fstatSync(fd);
@@ -77,6 +80,15 @@ export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock
     return found;
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+function lstatUnlessMissing(file: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw storeIoError(`look at the session lock ${file}`, error);
   }
 }
 

@@ -139,11 +139,14 @@ function asideCopies(target: string): string[] {
 function readRegularFile(file: string): Buffer | null {
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    // Non-blocking: a FIFO put where a blob belongs would otherwise hold the open until some writer came.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
     if (code === 'ELOOP') throw new Error(`blob ${path.basename(file)} is a symbolic link`);
+    // A socket cannot be opened at all.
+    if (code === 'ENXIO') throw new Error(`blob ${path.basename(file)} is not a regular file`);
     throw error;
   }
   try {
