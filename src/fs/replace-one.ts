@@ -63,13 +63,9 @@ export function replaceOne(job: ReplaceJob, stop: Int32Array): ReplaceResult {
       return { status: 'removed', ...(stats !== undefined ? { stats } : {}) };
     }
     const atNs = String(wallClockNs());
-    writeFileAtomicallySync(directory, job.name, job.bytes, job.mode, job.durable);
-    const counted = stats !== undefined ? { stats } : {};
-    try {
-      return { status: 'written', signature: statSignature(fs.lstatSync(entry, { bigint: true })), atNs, ...counted };
-    } catch {
-      return { status: 'written', atNs, ...counted }; // written all the same; only the shortcut for the next check is lost
-    }
+    const written = writeFileAtomicallySync(directory, job.name, job.bytes, job.mode, job.durable);
+    // Without a signature (its fstat failed) the file is written all the same; only the shortcut for the next check is lost.
+    return { status: 'written', ...(written !== undefined ? { signature: statSignature(written) } : {}), atNs, ...(stats !== undefined ? { stats } : {}) };
   } catch (error) {
     Atomics.store(stop, 0, 1);
     const { message, code, errno, syscall } = error as NodeJS.ErrnoException;
