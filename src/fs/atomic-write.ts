@@ -95,15 +95,38 @@ export async function prepareAtomicWrite(directory: EntryDirectory, name: string
 /**
  * `writeFileAtomically` in one synchronous run, for a thread that does whole
  * files one after another (replace-one.ts): its flush blocks this thread only.
+ * Returns the lstat of the file written, taken through its still-open handle
+ * once it is in place (the rename changes its ctime): that of the very file
+ * written, whatever has been put at `name` since, and without looking the
+ * name up again. Undefined when that fstat failed: the file is in place all
+ * the same.
  */
-export function writeFileAtomicallySync(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): void {
+export function writeFileAtomicallySync(directory: EntryDirectory, name: string, bytes: Uint8Array, mode: number, durable: boolean): fs.BigIntStats | undefined {
   const { temporaryEntry, fd } = writeTemporaryFile(directory, name, bytes, mode, durable);
   try {
-    fs.closeSync(fd);
     fs.renameSync(temporaryEntry, directory.entry(name));
   } catch (error) {
+    closeQuietly(fd);
     fs.rmSync(temporaryEntry, { force: true });
     throw error;
+  }
+  let written: fs.BigIntStats | undefined;
+  try {
+    written = fs.fstatSync(fd, { bigint: true });
+  } catch {
+    written = undefined;
+  }
+  // Once renamed the file is in place, and the caller must know it (to roll it back): a failed close cannot take
+  // that back. Its bytes were handed over by the write (and flushed first when durable), on a local filesystem.
+  closeQuietly(fd);
+  return written;
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // See the callers: nothing is lost that an error here could report.
   }
 }
 

@@ -122,12 +122,9 @@ export class ReplaceMany {
     const done = worker
       .run(batch, [packed.bytes.buffer])
       .then(
-        ({ results, previous }) => {
+        ({ results }) => {
           jobsDoneOnWorkers += results.length;
-          results.forEach((result, offset) => {
-            const span = 'previous' in result ? result.previous : undefined;
-            this.settle(first + offset, (span === undefined ? result : { ...result, previous: previous.subarray(span.start, span.end) }) as ReplaceResult);
-          });
+          results.forEach((result, offset) => this.settle(first + offset, result));
         },
         // The worker died (it catches every error of a job, so only something like running out of memory does
         // this). Which of these it wrote is unknown: each file is whole, old or new, and the batch counts as failed.

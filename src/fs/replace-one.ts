@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { lineStats, type LineStats } from '../text/line-stats.js';
 import { writeFileAtomicallySync } from './atomic-write.js';
 import { checkEntry, type CheckOptions, type EntryRefusal, type ExpectedEntry } from './entry.js';
 import { directoryAtHandle } from './pinned-directory.js';
@@ -9,7 +10,7 @@ import { statSignature, wallClockNs } from './stat-signature.js';
  * one synchronous run: what `ReplaceMany` does for each job, on this thread
  * or on a worker (replace-worker.ts). The directory is reached through its
  * handle path, valid in every thread of the process. Between threads, the
- * bytes of a batch and of its results travel packed (`packBytes`).
+ * bytes of a batch travel packed (`packBytes`); results carry no bytes.
  */
 
 export interface ReplaceJob extends Pick<CheckOptions, 'maxBytes'> {
@@ -24,22 +25,23 @@ export interface ReplaceJob extends Pick<CheckOptions, 'maxBytes'> {
   /** Remove the file instead of replacing it (once it is found to be what was seen). */
   remove?: boolean;
   /**
-   * Send back the bytes the file held (read, and checked against `expected`,
-   * even where its signature vouches for it), for the caller's statistics:
-   * the check reads them anyway when it cannot trust the signature, and the
-   * caller then need not read the file a second time.
+   * Count the line statistics of the change (`lineStats` of the bytes the
+   * file held against `bytes`, none for a removal) and send them back: the
+   * file is read, and checked against `expected`, even where its signature
+   * vouches for it. The check reads it anyway when it cannot trust the
+   * signature; counting where it was read spares sending its bytes back.
    */
-  returnPrevious?: boolean;
+  countLines?: boolean;
   durable: boolean;
 }
 
 export type ReplaceResult =
   /**
    * In place; `signature` (absent if the lstat after the rename failed) and `atNs` make the observation of the
-   * written file. `previous`: what it replaced, when the job asked for it (none when there was no file).
+   * written file. `stats`: the change's line statistics, when the job asked for them.
    */
-  | { status: 'written'; signature?: string; atNs: string; previous?: Uint8Array }
-  | { status: 'removed'; previous?: Uint8Array }
+  | { status: 'written'; signature?: string; atNs: string; stats?: LineStats }
+  | { status: 'removed'; stats?: LineStats }
   | { status: 'refused'; reason: EntryRefusal }
   | { status: 'failed'; error: { message: string; code?: string; errno?: number; syscall?: string } }
   /** Not attempted: an earlier job failed. */
@@ -50,23 +52,20 @@ export function replaceOne(job: ReplaceJob, stop: Int32Array): ReplaceResult {
   if (Atomics.load(stop, 0) === 1) return { status: 'not-started' };
   try {
     const directory = directoryAtHandle(job.directoryHandle, job.directoryPath);
-    const found = checkEntry(directory, job.name, job.expected, { maxBytes: job.maxBytes, read: job.returnPrevious === true });
+    const found = checkEntry(directory, job.name, job.expected, { maxBytes: job.maxBytes, read: job.countLines === true });
     if (typeof found === 'string') return { status: 'refused', reason: found };
-    const previous = job.returnPrevious === true ? found.content : undefined;
+    const stats = job.countLines === true ? lineStats(found.content, job.remove === true ? undefined : job.bytes) : undefined;
     const entry = directory.entry(job.name);
     // From here on the entry is only ever a name: removed, or replaced by a rename. Neither opens what is
     // there, so a hard link of an outside file renamed over it since the check loses this name, nothing else.
     if (job.remove === true) {
       fs.unlinkSync(entry);
-      return { status: 'removed', previous };
+      return { status: 'removed', ...(stats !== undefined ? { stats } : {}) };
     }
     const atNs = String(wallClockNs());
-    writeFileAtomicallySync(directory, job.name, job.bytes, job.mode, job.durable);
-    try {
-      return { status: 'written', signature: statSignature(fs.lstatSync(entry, { bigint: true })), atNs, previous };
-    } catch {
-      return { status: 'written', atNs, previous }; // written all the same; only the shortcut for the next check is lost
-    }
+    const written = writeFileAtomicallySync(directory, job.name, job.bytes, job.mode, job.durable);
+    // Without a signature (its fstat failed) the file is written all the same; only the shortcut for the next check is lost.
+    return { status: 'written', ...(written !== undefined ? { signature: statSignature(written) } : {}), atNs, ...(stats !== undefined ? { stats } : {}) };
   } catch (error) {
     Atomics.store(stop, 0, 1);
     const { message, code, errno, syscall } = error as NodeJS.ErrnoException;
@@ -87,7 +86,7 @@ export interface Span {
 
 /**
  * `parts` back to back in one new buffer, with where each is in it: what goes
- * to a worker or back. Cloning each part would copy the whole buffer under it
+ * to a worker. Cloning each part would copy the whole buffer under it
  * (a member of a bundle is a view into the bundle); one buffer of exactly
  * their bytes, moved, copies each once.
  */

@@ -54,13 +54,13 @@ export interface ApplyOutcome {
   failure?: { path: string; error: unknown };
 }
 
-/** What one change came to: a job for `ReplaceMany` (with the target's bytes, to count it by what it replaced), a change made here, or a path left alone. */
+/** What one change came to: a job for `ReplaceMany`, a change made here, or a path left alone. */
 type Step =
-  | { kind: 'job'; job: ReplaceJob; target: Buffer | undefined }
+  | { kind: 'job'; job: ReplaceJob }
   | { kind: 'applied'; applied: AppliedChange }
   | { kind: 'skipped'; skipped: SkippedPath };
 type Skipped = Extract<Step, { kind: 'skipped' }>;
-type TargetBytes = { kind: 'bytes'; target: Buffer | undefined; countOnReturn: boolean };
+type TargetBytes = { kind: 'bytes'; target: Buffer | undefined; countInJob: boolean };
 
 /**
  * Applies `changes`; then, when all were made, removes the directories of
@@ -111,20 +111,15 @@ export async function applyChanges(context: ApplyContext, changes: readonly Plan
  */
 async function applySideBySide(context: ApplyContext, outcome: ApplyOutcome, applied: (result: AppliedChange) => void, changes: readonly PlannedChange[], kind: 'writes' | 'removals'): Promise<void> {
   const sent: PlannedChange[] = [];
-  /** The target's bytes of the changes counted once their job sends back the bytes it replaced (by index in `sent`). */
-  const countAfter = new Map<number, Buffer | undefined>();
   const jobs = new ReplaceMany(changes.length, kind, (index, result) => {
-    if (!countAfter.has(index)) return;
-    const target = countAfter.get(index);
-    countAfter.delete(index);
-    if (result.status === 'written' || result.status === 'removed') context.measurements.count(sent[index]!, result.previous, target);
+    // The statistics of a job asked to count them (`countLines`), counted where it read the file.
+    if ((result.status === 'written' || result.status === 'removed') && result.stats !== undefined) context.measurements.counted(sent[index]!, result.stats);
   });
   for (const change of changes) {
     if (jobs.stopped) break;
     try {
       const step = await prepareChange(context, change);
       if (step.kind === 'job') {
-        if (step.job.returnPrevious === true) countAfter.set(sent.length, step.target);
         sent.push(change);
         await jobs.add(step.job);
       } else if (step.kind === 'skipped') outcome.skipped.push(step.skipped);
@@ -164,9 +159,9 @@ async function prepareChange(context: ApplyContext, change: PlannedChange): Prom
     ...(change.to.kind === 'file' ? { bytes: bytes.target!, mode: change.to.mode } : { bytes: noBytes, mode: 0, remove: true }),
     durable: context.durable,
     maxBytes: context.maxFileBytes,
-    ...(bytes.countOnReturn ? { returnPrevious: true } : {}),
+    ...(bytes.countInJob ? { countLines: true } : {}),
   };
-  return { kind: 'job', job, target: bytes.target };
+  return { kind: 'job', job };
 }
 
 /** Applies `change` here, given its target's bytes (none for a deletion or a chmod) and its pinned directory. */
@@ -195,30 +190,31 @@ async function applyIn(context: ApplyContext, change: PlannedChange, bytes: Buff
  * The target's bytes to write (none for a deletion or a mode change), the
  * change measured first if it is not yet: from the current bytes the plan
  * kept, or from the file read now, or, when `jobMayCount` and the write goes
- * to a `ReplaceMany` job, from the bytes the job sends back (`countOnReturn`).
+ * to a `ReplaceMany` job, by that job, which reads the file for its check
+ * (`countInJob`).
  */
 async function bytesFor(context: ApplyContext, change: PlannedChange, jobMayCount: boolean): Promise<TargetBytes | Skipped> {
   const pending = context.measurements.pending(change);
-  let countOnReturn = false;
+  let countInJob = false;
   if (pending.kind !== 'counted') {
     let current = pending.kind === 'kept' ? pending.current : undefined;
     if (pending.kind === 'on-disk') {
       // The write that follows checks the directory again, right before it is made.
       const directory = pinnedParent(context, change);
       if (directory.kind === 'skipped') return directory;
-      countOnReturn = jobMayCount && directory.pinned.handlePath() !== undefined;
-      const found = countOnReturn ? {} : checkEntry(directory.pinned, path.basename(change.path), expectedBy(change), { maxBytes: context.maxFileBytes, read: true });
+      countInJob = jobMayCount && directory.pinned.handlePath() !== undefined;
+      const found = countInJob ? {} : checkEntry(directory.pinned, path.basename(change.path), expectedBy(change), { maxBytes: context.maxFileBytes, read: true });
       if (typeof found === 'string') return refused(change, found);
       current = found.content;
     }
-    if (!countOnReturn) {
+    if (!countInJob) {
       const measured = await context.measurements.measure(change, current);
-      return measured.kind === 'refused' ? { kind: 'skipped', skipped: measured.skipped } : { kind: 'bytes', target: measured.target, countOnReturn };
+      return measured.kind === 'refused' ? { kind: 'skipped', skipped: measured.skipped } : { kind: 'bytes', target: measured.target, countInJob };
     }
   }
-  if (change.to.kind !== 'file' || change.action === 'chmod') return { kind: 'bytes', target: undefined, countOnReturn };
+  if (change.to.kind !== 'file' || change.action === 'chmod') return { kind: 'bytes', target: undefined, countInJob };
   const read = await context.readBlob(change.to.sha256);
-  return read.ok ? { kind: 'bytes', target: read.bytes, countOnReturn } : { kind: 'skipped', skipped: unreadableBackup(change.path, read.reason) };
+  return read.ok ? { kind: 'bytes', target: read.bytes, countInJob } : { kind: 'skipped', skipped: unreadableBackup(change.path, read.reason) };
 }
 
 /**

@@ -17,7 +17,7 @@ import { LineStatsCache } from './stats-cache.js';
  *   logged and the first writes start sooner while later changes are
  *   measured; a file whose content the store already holds (the undo point
  *   needs no copy) is not read by the plan at all, but just before its write,
- *   or by the `ReplaceMany` job that replaces it, which sends them back;
+ *   or by the `ReplaceMany` job that replaces it, which counts it there;
  *   counts a dry run kept (stats-cache.ts) spare all of that.
  */
 
@@ -112,6 +112,11 @@ export class Measurements {
     const stats = lineStats(current, target);
     this.counts.set(change, stats);
     return stats;
+  }
+
+  /** Takes the statistics of `change` as counted elsewhere, from the same bytes (a `ReplaceMany` job, replace-one.ts). */
+  counted(change: PlannedChange, stats: LineStats): void {
+    this.counts.set(change, stats);
   }
 
   /** `inverse` undoes `change`: its statistics are those of `change`, reversed. */

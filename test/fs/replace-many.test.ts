@@ -5,6 +5,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PinnedDirectory } from '../../src/fs/pinned-directory.js';
 import { jobsDoneOffMainThread, ReplaceMany, startWorkers, type ReplaceJob, type ReplaceResult } from '../../src/fs/replace-many.js';
+import { lineStats, type LineStats } from '../../src/text/line-stats.js';
 import { newId, tempProject, type TempProject } from '../helpers/temp-project.js';
 
 /**
@@ -235,7 +236,7 @@ describe.runIf(linux)('ReplaceMany', () => {
   });
 
   for (const count of [120, 6]) {
-    it(`sends back the bytes each job replaced or removed, when asked, checked like any (${count} jobs, ${count >= 32 ? 'worker threads' : 'this thread'})`, async () => {
+    it(`counts the lines each job changed against the bytes it replaced or removed, when asked, checked like any (${count} jobs, ${count >= 32 ? 'worker threads' : 'this thread'})`, async () => {
       const project = tempProject();
       const directory = path.join(project.root, 'd');
       fs.mkdirSync(directory);
@@ -258,7 +259,7 @@ describe.runIf(linux)('ReplaceMany', () => {
       const withCallback = new ReplaceMany(count, 'writes', (index, result) => seen.set(index, result));
       for (const [index, { name, kind, expected }] of files.entries()) {
         const job = { directoryHandle: pinned.handlePath()!, directoryPath: directory, name, expected, bytes: Buffer.from(`new ${index}\n`), mode: 0o644, durable: false, maxBytes: 1 << 20 };
-        const asked = kind === 'not-asked' ? job : { ...job, returnPrevious: true };
+        const asked = kind === 'not-asked' ? job : { ...job, countLines: true };
         await (index % 2 === 0 ? replacements : withCallback).add(kind === 'removed' ? { ...asked, bytes: new Uint8Array(0), remove: true } : asked);
       }
       const [even, odd] = [await replacements.finish(), await withCallback.finish()];
@@ -268,11 +269,12 @@ describe.runIf(linux)('ReplaceMany', () => {
       for (const [index, { kind }] of files.entries()) {
         const result = results[index]!;
         if (kind === 'changed') expect(result).toEqual({ status: 'refused', reason: 'changed-during-rewind' });
-        else if (kind === 'not-asked') expect((result as { previous?: Uint8Array }).previous).toBeUndefined();
+        else if (kind === 'not-asked') expect((result as { stats?: LineStats }).stats).toBeUndefined();
         else {
           expect(result.status, kind).toBe(kind === 'removed' ? 'removed' : 'written');
-          // Exactly the old bytes, even where the signature vouched for the file and the check would not read it.
-          expect(Buffer.from((result as { previous: Uint8Array }).previous).equals(before(index)), `${index}`).toBe(true);
+          // Counted against exactly the old bytes, even where the signature vouched for the file and the check would not read it.
+          const expected = lineStats(before(index), kind === 'removed' ? undefined : Buffer.from(`new ${index}\n`));
+          expect((result as { stats?: LineStats }).stats, `${index}`).toEqual(expected);
         }
       }
       // The callback saw each result as `finish` reports it, by the index of its job.

@@ -4,12 +4,11 @@ import path from 'node:path';
 import { sha256 } from '../../hash.js';
 import { serveTasks } from '../../util/worker-pool.js';
 import { PinnedDirectory } from '../pinned-directory.js';
-import { packBytes, replaceOne, type ReplaceJob, type ReplaceResult, type Span } from '../replace-one.js';
+import { replaceOne, type ReplaceJob, type ReplaceResult, type Span } from '../replace-one.js';
 
 /**
  * A worker thread of `ReplaceMany`: runs each job of a batch through the same
- * `replaceOne` as the main thread, and sends the results back with the bytes
- * they carry in one moved buffer.
+ * `replaceOne` as the main thread, and sends the results back.
  */
 
 /** A batch as `ReplaceMany` sends it. */
@@ -22,13 +21,10 @@ export interface Batch {
   stop: Int32Array;
 }
 
-/** A batch's results as a worker sends them: each `previous` a span of the one buffer of them all. */
+/** A batch's results, in the order of its jobs. */
 export interface BatchReply {
-  results: Array<SentBack<ReplaceResult>>;
-  previous: Uint8Array;
+  results: ReplaceResult[];
 }
-
-type SentBack<Result> = Result extends { previous?: Uint8Array } ? Omit<Result, 'previous'> & { previous?: Span } : Result;
 
 serveTasks<Batch | 'warm-up', BatchReply>((message) => {
   if (message === 'warm-up') {
@@ -37,14 +33,10 @@ serveTasks<Batch | 'warm-up', BatchReply>((message) => {
     } catch {
       // Only a head start: a worker that cannot warm up still does its jobs.
     }
-    return { reply: { results: [], previous: new Uint8Array(0) } };
+    return { reply: { results: [] } };
   }
   const { jobs, bytes, stop } = message;
-  const results = jobs.map((job) => replaceOne({ ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) }, stop));
-  // The bytes sent back as the batch came: one buffer, moved, each result with its span of it.
-  const previous = packBytes(results.map((result) => ('previous' in result ? result.previous : undefined)));
-  const sent = results.map((result, index) => (previous.spans[index] === undefined ? result : { ...result, previous: previous.spans[index] }) as SentBack<ReplaceResult>);
-  return { reply: { results: sent, previous: previous.bytes }, transfer: [previous.bytes.buffer] };
+  return { reply: { results: jobs.map((job) => replaceOne({ ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) }, stop)) } };
 });
 
 /**
