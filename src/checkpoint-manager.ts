@@ -2,6 +2,8 @@ import { v4 as uuidv4 } from 'uuid';
 import { resolveCapture, type ResolvedCapture } from './capture/capture-options.js';
 import { recordCommandChanges } from './capture/capture-command.js';
 import { checkpointWithScan, snapshotScope, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
+import { checkpointWithJournal } from './capture/journal/journal-scan.js';
+import { ScopeJournal } from './capture/journal/scope-journal.js';
 import {
   branchSummaries,
   recordMessage,
@@ -140,6 +142,8 @@ export class CheckpointManager {
   private boundTools: ManagerTools | undefined;
   private readonly captureScope: ResolvedCapture | undefined;
   private lastScanReport: ScanReport | undefined;
+  /** The capture scope's file-watcher journal (`capture.journal`), while the manager is open. */
+  private readonly journal: ScopeJournal | undefined;
   private interrupted: InterruptedRewind[] = [];
 
   /**
@@ -170,6 +174,9 @@ export class CheckpointManager {
       );
     }
     this.captureScope = resolveCapture(this.options.capture, this.options.root, this.scope.storeDirectory);
+    if (this.captureScope?.journal === true && this.storage !== undefined && this.options.session.mode !== 'read') {
+      this.journal = new ScopeJournal(this.options.root, this.captureScope.include);
+    }
     this.opening = this.openSession();
     this.opening.catch(() => {}); // surfaced by the first call, never as an unhandled rejection
     // Non-enumerable and not declared: the built-in tools' way in, not part of the manager's public surface.
@@ -255,7 +262,8 @@ export class CheckpointManager {
     if (session === undefined) return id;
     return this.queue.run(async () => {
       if (this.captureScope !== undefined) {
-        this.lastScanReport = await checkpointWithScan(session, id, this.captureScope);
+        this.lastScanReport =
+          this.journal === undefined ? await checkpointWithScan(session, id, this.captureScope) : await checkpointWithJournal(session, id, this.captureScope, this.journal);
         return id;
       }
       const checkpoint = await session.prepareCheckpoint(id);
@@ -508,8 +516,14 @@ export class CheckpointManager {
     this.closed = true;
     const session = await this.opening.catch(() => undefined);
     await this.queue.idle();
+    this.stopJournal();
     await session?.close();
     if (this.options.storage === undefined) await this.storage?.close?.();
+  }
+
+  /** Closes the journal's watchers (the next manager of the session starts its own). */
+  private stopJournal(): void {
+    this.journal?.stop();
   }
 
   private async openSession(): Promise<Session | undefined> {
