@@ -1,8 +1,7 @@
 import { v4 as uuidv4 } from 'uuid';
 import { resolveCapture, type ResolvedCapture } from './capture/capture-options.js';
-import { recordCommandChanges } from './capture/capture-command.js';
-import { checkpointWithScan, snapshotScope, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
-import { checkpointWithJournal } from './capture/journal/journal-scan.js';
+import { checkpointWithScan, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
+import { checkpointWithJournal, recordCommandChangesWithJournal, scanBeforeCommand } from './capture/journal/journal-scan.js';
 import { ScopeJournal } from './capture/journal/scope-journal.js';
 import {
   branchSummaries,
@@ -300,7 +299,7 @@ export class CheckpointManager {
       if (session.state.latestCheckpoint === undefined) {
         throw new RewindableError(RewindableErrorCode.NO_CHECKPOINT, 'captureChanges() was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.');
       }
-      return snapshotScope(session, capture);
+      return scanBeforeCommand(session, capture, this.journal);
     });
     let outcome: { ok: true; result: T } | { ok: false; error: unknown };
     try {
@@ -308,7 +307,7 @@ export class CheckpointManager {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const changes = await this.queue.run(() => recordCommandChanges(session, capture, before, options.label));
+    const changes = await this.queue.run(() => recordCommandChangesWithJournal(session, capture, this.journal, before, options.label));
     if (!outcome.ok) throw outcome.error;
     return { result: outcome.result, changes };
   }

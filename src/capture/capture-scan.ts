@@ -9,7 +9,7 @@ import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js'
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import type { FullScanReason } from './journal/scope-journal.js';
-import { walkScope, type PreviousWalk, type ScopeWalk } from './walk-scope.js';
+import { walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -123,6 +123,8 @@ export function knownClean(session: Session, absolute: string, stat: fs.BigIntSt
 
 export interface ScopeSnapshot {
   startedAtNs: bigint;
+  /** Every file in scope, with its stat (absent from snapshots rebuilt from a log). */
+  entries?: readonly ScopeEntry[];
   /** Stat signature of every file in scope. */
   signatures: Map<string, string>;
   overCap: Array<{ path: string; size: number }>;
@@ -158,6 +160,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
   session.state.noteScan(startedAtNs, { scanRules: rules, scanLeftOut: leftOut });
   return {
     startedAtNs,
+    entries: walk.entries,
     signatures: new Map(walk.entries.map((entry) => [entry.path, statSignature(entry.stat)])),
     overCap: fresh.overCap,
     unreadable: fresh.unreadable,

@@ -102,13 +102,14 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
     for (const subdirectory of listing.subdirectories) addTree(subdirectory);
   };
 
-  // Known directories the journal names: still the same directory (same inode)? Otherwise what it held left the scope.
+  // Known directories the journal names: renamed in their parent, or no longer the same inode, they are taken out of
+  // scope with all they held; the parent's listing brings back what is there now, watched and listed afresh.
   const relist = new Set(changes.directories);
   for (const entry of changes.paths) {
     const known = walk.directories.get(entry);
     if (known === undefined) continue;
     const stat = fs.lstatSync(absoluteOf(entry), { bigint: true, throwIfNoEntry: false });
-    if (stat === undefined || !stat.isDirectory() || stat.ino !== known.stat.ino || stat.dev !== known.stat.dev) {
+    if (changes.renamed.has(entry) || stat === undefined || !stat.isDirectory() || stat.ino !== known.stat.ino || stat.dev !== known.stat.dev) {
       removeTree(entry);
       relist.add(parentOf(entry));
     }

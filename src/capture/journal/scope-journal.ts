@@ -40,6 +40,13 @@ export type FullScanReason =
 export interface JournalChanges {
   paths: Set<string>;
   directories: Set<string>;
+  /**
+   * Paths a directory's listing said were created, deleted or renamed. A
+   * directory among them is watched and listed afresh: a new directory may
+   * reuse the inode number of the one deleted (an `rm -r a && mkdir a`), and
+   * the old watch died with it.
+   */
+  renamed: Set<string>;
 }
 
 export interface ScopeJournalOptions {
@@ -83,7 +90,7 @@ const tickMs = 1000;
  */
 export class ScopeJournal {
   private readonly watchers = new Map<string, fs.FSWatcher>();
-  private changes: JournalChanges = { paths: new Set(), directories: new Set() };
+  private changes: JournalChanges = { paths: new Set(), directories: new Set(), renamed: new Set() };
   private events = 0;
   /** Why the journal cannot be trusted until the next full scan; undefined when it can. */
   private uncertain: FullScanReason | undefined = 'journal-starting';
@@ -149,8 +156,8 @@ export class ScopeJournal {
     const name = `cookie-${process.pid}-${(this.cookieCount += 1)}`;
     const file = path.join(this.cookieDirectory, name);
     const arrived = new Promise<boolean>((resolve) => {
+      // Not unref'd: a checkpoint waiting for its cookie keeps the process alive, as any pending I/O does.
       const timeout = setTimeout(() => resolve(false), 5000);
-      timeout.unref();
       this.cookies.set(name, () => {
         clearTimeout(timeout);
         resolve(true);
@@ -172,7 +179,7 @@ export class ScopeJournal {
   /** Hands over what the journal holds, and starts a new one: events from now on are for the next checkpoint. */
   take(): JournalChanges {
     const taken = this.changes;
-    this.changes = { paths: new Set(), directories: new Set() };
+    this.changes = { paths: new Set(), directories: new Set(), renamed: new Set() };
     this.events = 0;
     return taken;
   }
@@ -265,7 +272,7 @@ export class ScopeJournal {
     if (this.timer !== undefined) clearInterval(this.timer);
     for (const resolve of this.cookies.values()) resolve();
     if (this.cookieDirectory !== undefined) fs.rmSync(this.cookieDirectory, { recursive: true, force: true });
-    this.changes = { paths: new Set(), directories: new Set() };
+    this.changes = { paths: new Set(), directories: new Set(), renamed: new Set() };
   }
 
   /** Number of directories watched (for tests and measurements). */
@@ -276,7 +283,7 @@ export class ScopeJournal {
   /** Makes the next checkpoint take the full scan. */
   becomeUncertain(reason: FullScanReason): void {
     this.uncertain ??= reason;
-    this.changes = { paths: new Set(), directories: new Set() };
+    this.changes = { paths: new Set(), directories: new Set(), renamed: new Set() };
   }
 
   private onEvent(directory: string, type: string, name: string | Buffer | null): void {
@@ -290,13 +297,18 @@ export class ScopeJournal {
       this.becomeUncertain('overflow');
       return;
     }
+    // inotify reports the watched directory itself deleted or moved as a 'rename' named after it. For a directory
+    // below the root its parent reports the same change; the root has no watched parent.
+    if (directory === '' && type === 'rename' && String(name) === path.basename(this.root)) {
+      this.becomeUncertain('root-recreated');
+      return;
+    }
     const entry = directory === '' ? String(name) : `${directory}/${String(name)}`;
     this.changes.paths.add(entry);
-    // Entries added, removed or renamed change the listing; an inotify event on a watched directory itself
-    // (moved, deleted) carries its own name, so the directory is examined as a path too.
+    // Entries added, removed or renamed change the listing.
     if (type === 'rename') {
       this.changes.directories.add(directory);
-      if (directory !== '') this.changes.paths.add(directory);
+      this.changes.renamed.add(entry);
     }
   }
 
