@@ -155,7 +155,11 @@ describe('capture journal: property', () => {
           for (const [project] of pair) fs.rmSync(path.dirname(project.root), { recursive: true, force: true });
         }
       }),
-      { numRuns: runs, verbose: 1 },
+      {
+        numRuns: runs,
+        // A failure prints its seed and path: JOURNAL_PROPERTY_SEED=<seed> JOURNAL_PROPERTY_PATH=<path> replays it.
+        ...(process.env.JOURNAL_PROPERTY_SEED !== undefined ? { seed: Number(process.env.JOURNAL_PROPERTY_SEED), path: process.env.JOURNAL_PROPERTY_PATH } : {}),
+      },
     );
     expect(journaled).toBeGreaterThan(0);
   }, 600_000);

@@ -70,7 +70,7 @@ async function fullCheckpoint(session: Session, id: string, capture: ResolvedCap
   }
   journal.watchScope(directories.keys(), (directory) => {
     const listing = directories.get(directory);
-    return listing === undefined ? undefined : { entries: listing.entries, subdirectories: listing.subdirectories, dev: listing.stat.dev };
+    return listing === undefined ? undefined : { entries: listing.entries, subdirectories: listing.subdirectories, dev: listing.stat.dev, ino: listing.stat.ino };
   });
   states.set(session, stateAfterFullScan(session, index, report));
   return report;

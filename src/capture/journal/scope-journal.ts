@@ -90,6 +90,8 @@ const tickMs = 1000;
  */
 export class ScopeJournal {
   private readonly watchers = new Map<string, fs.FSWatcher>();
+  /** The inode each watch was made on, to tell a directory replaced under the same name. */
+  private readonly watchedInodes = new Map<string, number>();
   private changes: JournalChanges = { paths: new Set(), directories: new Set(), renamed: new Set() };
   private events = 0;
   /** Why the journal cannot be trusted until the next full scan; undefined when it can. */
@@ -204,7 +206,10 @@ export class ScopeJournal {
    * it is listed again at the next checkpoint, and everything it held examined.
    * `listingOf` gives what the scan found in it.
    */
-  watchScope(directories: Iterable<string>, listingOf: (directory: string) => { entries: readonly string[]; subdirectories: readonly string[]; dev: bigint } | undefined): void {
+  watchScope(
+    directories: Iterable<string>,
+    listingOf: (directory: string) => { entries: readonly string[]; subdirectories: readonly string[]; dev: bigint; ino: bigint } | undefined,
+  ): void {
     if (!this.enabled) return;
     this.ensureCookieWatcher();
     const inScope = new Set<string>();
@@ -214,7 +219,11 @@ export class ScopeJournal {
       inScope.add(directory);
       const listing = listingOf(directory);
       if (listing !== undefined && rootDev !== undefined && Number(listing.dev) !== rootDev) this.blocked = 'mount-in-scope';
-      if (this.watchers.has(directory)) continue;
+      if (this.watchers.has(directory)) {
+        // A directory replaced (moved away, another made in its place) since it was watched: the watch follows the old one.
+        if (listing === undefined || this.watchedInodes.get(directory) === Number(listing.ino)) continue;
+        this.unwatch(directory);
+      }
       if (!this.watch(directory)) return;
       this.markListed(directory, listing);
     }
@@ -237,6 +246,8 @@ export class ScopeJournal {
       watcher.on('error', () => this.becomeUncertain('watcher-error'));
       watcher.unref();
       this.watchers.set(directory, watcher);
+      const inode = fs.lstatSync(absolute, { throwIfNoEntry: false })?.ino;
+      if (inode !== undefined) this.watchedInodes.set(directory, inode);
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -252,10 +263,11 @@ export class ScopeJournal {
     }
   }
 
-  /** Stops watching a directory (relative) and every directory under it that the journal watches. */
+  /** Stops watching a directory (relative). */
   unwatch(directory: string): void {
     this.watchers.get(directory)?.close();
     this.watchers.delete(directory);
+    this.watchedInodes.delete(directory);
   }
 
   /** True once the kernel refused a watch. */
