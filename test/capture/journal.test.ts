@@ -31,4 +31,28 @@ describe('capture journal', () => {
     await manager.checkpoint(newId());
     expect(manager.lastScan).toMatchObject({ via: 'journal' });
   });
+
+  it('captureChanges reports what the command changed, with the journal running before and after it', async () => {
+    const project = tempProject();
+    project.write('src/a.ts', 'a\n');
+    project.write('src/b.ts', 'b\n');
+    const manager = await project.open({ capture: { journal: true } });
+    const first = await manager.checkpoint(newId());
+    await manager.checkpoint(newId());
+    expect(manager.lastScan?.via).toBe('journal');
+    // A change before the command belongs to the turn, not to the command.
+    fs.writeFileSync(project.file('src/b.ts'), 'b before\n');
+    const { changes } = await manager.captureChanges(() => {
+      fs.writeFileSync(project.file('src/a.ts'), 'a by the command\n');
+      fs.rmSync(project.file('src/b.ts'));
+      project.write('gen/out.txt', 'out\n');
+    });
+    expect(changes).toMatchObject({ created: [project.file('gen/out.txt')], modified: [project.file('src/a.ts')], deleted: [project.file('src/b.ts')] });
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ via: 'journal' });
+    await manager.rewindFiles(first);
+    expect(project.read('src/a.ts').toString()).toBe('a\n');
+    expect(project.read('src/b.ts').toString()).toBe('b\n');
+    expect(project.exists('gen/out.txt')).toBe(false);
+  });
 });
