@@ -19,6 +19,7 @@ type Operation =
   | { op: 'mv'; from: string; to: string }
   | { op: 'symlink'; file: string; target: string }
   | { op: 'checkpoint' }
+  | { op: 'captured'; command: Operation }
   | { op: 'rewind'; back: number };
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -29,6 +30,13 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('mv' as const), from: anyPath, to: fc.constantFrom(...files, ...directories, 'm', 'a/m', 'e') }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('symlink' as const), file: fc.constantFrom(...files, 'l'), target: fc.constantFrom('x', 'a', '../outside', 'missing') }) },
   { weight: 4, arbitrary: fc.constant({ op: 'checkpoint' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('captured' as const),
+      command: fc.record({ op: fc.constantFrom('write' as const, 'append' as const), file: fc.constantFrom(...files), text: content }) as fc.Arbitrary<Operation>,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('rewind' as const), back: fc.nat({ max: 4 }) }) },
 );
 
@@ -133,6 +141,15 @@ describe('capture journal: property', () => {
               const [[journalProject, journalManager], [scanProject, scanManager]] = pair as [[TempProject, CheckpointManager], [TempProject, CheckpointManager]];
               if (journalManager.lastScan?.via === 'journal') journaled += 1;
               expect(comparable(journalManager.lastScan, journalProject.root)).toEqual(comparable(scanManager.lastScan, scanProject.root));
+            } else if (step.op === 'captured') {
+              // A shell command run through captureChanges: both managers must report the same changes.
+              const reported: unknown[] = [];
+              for (const [project, manager] of pair) {
+                const { changes } = await manager.captureChanges(() => apply(project.root, step.command));
+                const relative = (list: readonly string[]) => list.map((file) => path.relative(project.root, file)).sort();
+                reported.push({ created: relative(changes.created), modified: relative(changes.modified), deleted: relative(changes.deleted) });
+              }
+              expect(reported[0]).toEqual(reported[1]);
             } else if (step.op === 'rewind') {
               const target = checkpoints[Math.max(0, checkpoints.length - 1 - step.back)]!;
               const outcomes: string[] = [];
