@@ -10,6 +10,7 @@ import { newId, tempProject, type TempProject } from '../helpers/temp-project.js
 afterEach(() => {
   delete journalTestHooks.eventBound;
   delete journalTestHooks.stallBoundMs;
+  delete journalTestHooks.maxWatches;
 });
 
 /** A project with a few files and a manager whose journal is running (its first checkpoint is always a full scan). */
@@ -106,6 +107,22 @@ describe('capture journal: when it falls back to the full scan', () => {
     project.write('src/c.ts', 'c\n');
     await manager.checkpoint(newId());
     expect(manager.lastScan).toMatchObject({ via: 'journal', created: [project.file('src/c.ts')] });
+  });
+
+  it('stops the journal for good once the kernel refuses a watch (the watch limit), and keeps scanning in full', async () => {
+    journalTestHooks.maxWatches = 2;
+    const project = tempProject();
+    project.write('a/one.txt', '1\n');
+    project.write('b/two.txt', '2\n');
+    project.write('c/three.txt', '3\n');
+    const manager = await project.open({ capture: { journal: true } });
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ via: 'full', fullScanReason: 'journal-starting' });
+    for (const expected of ['a/one.txt', 'c/three.txt']) {
+      fs.appendFileSync(project.file(expected), 'more\n');
+      await manager.checkpoint(newId());
+      expect(manager.lastScan).toMatchObject({ via: 'full', fullScanReason: 'watch-limit', modified: [project.file(expected)] });
+    }
   });
 
   it('takes the full scan with include globs it does not evaluate', async () => {

@@ -32,7 +32,8 @@ interface MutableWalk {
 }
 
 export interface Watching {
-  watch(directory: string): boolean;
+  /** Undefined once watched; otherwise why the journal cannot stand for this checkpoint. */
+  watch(directory: string): FullScanReason | undefined;
   unwatch(directory: string): void;
 }
 
@@ -92,7 +93,8 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
   };
   const addTree = (directory: string) => {
     // Watched before it is listed: see above.
-    if (!watching.watch(directory)) throw new JournalFallback('watcher-error');
+    const refused = watching.watch(directory);
+    if (refused !== undefined) throw new JournalFallback(refused);
     const stat = fs.lstatSync(absoluteOf(directory), { bigint: true, throwIfNoEntry: false });
     if (stat === undefined || !stat.isDirectory()) return; // gone again: its parent's listing changed, so the next checkpoint sees it
     if (stat.dev !== rootStat.dev) throw new JournalFallback('mount-in-scope');

@@ -57,7 +57,7 @@ export interface ScopeJournalOptions {
 }
 
 /** Bounds the tests lower to force a fallback without creating thousands of events. Not part of the public API. */
-export const journalTestHooks: { eventBound?: number; stallBoundMs?: number } = {};
+export const journalTestHooks: { eventBound?: number; stallBoundMs?: number; maxWatches?: number } = {};
 
 /** Filesystems (`statfs` types) whose changes may come from elsewhere, without an event here. */
 const remoteFilesystemTypes: ReadonlySet<number> = new Set([
@@ -110,6 +110,8 @@ export class ScopeJournal {
   private timer: NodeJS.Timeout | undefined;
   private lastTick = Date.now();
   private stopped = false;
+  /** True once the kernel refused a watch: the journal stopped for good. */
+  private disabledByLimit = false;
 
   constructor(
     private readonly root: string,
@@ -224,7 +226,7 @@ export class ScopeJournal {
         if (listing === undefined || this.watchedInodes.get(directory) === Number(listing.ino)) continue;
         this.unwatch(directory);
       }
-      if (!this.watch(directory)) return;
+      if (this.watch(directory) !== undefined) return;
       this.markListed(directory, listing);
     }
     for (const directory of [...this.watchers.keys()]) if (!inScope.has(directory)) this.unwatch(directory);
@@ -235,31 +237,35 @@ export class ScopeJournal {
    * Starts watching a directory (relative) the journal found while examining
    * changes. Call it before listing the directory: a change made after the
    * listing then raises an event, and one made before it is in the listing.
-   * False when it could not be watched (the journal is then uncertain).
+   * Undefined once watched; otherwise why not (the journal is then uncertain, or stopped).
    */
-  watch(directory: string): boolean {
-    if (!this.enabled) return false;
-    if (this.watchers.has(directory)) return true;
+  watch(directory: string): FullScanReason | undefined {
+    if (!this.enabled) return this.uncertainty();
+    if (this.watchers.has(directory)) return undefined;
     const absolute = directory === '' ? this.root : path.join(this.root, ...directory.split('/'));
     try {
+      if (journalTestHooks.maxWatches !== undefined && this.watchers.size >= journalTestHooks.maxWatches) {
+        throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' });
+      }
       const watcher = fs.watch(absolute, { persistent: false }, (type, name) => this.onEvent(directory, type, name));
       watcher.on('error', () => this.becomeUncertain('watcher-error'));
       watcher.unref();
       this.watchers.set(directory, watcher);
       const inode = fs.lstatSync(absolute, { throwIfNoEntry: false })?.ino;
       if (inode !== undefined) this.watchedInodes.set(directory, inode);
-      return true;
+      return undefined;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOSPC') {
         // The per-user watch limit: every further watch would fail too. Free the ones held for other programs.
         this.disabledByLimit = true;
         this.stop();
-      } else {
-        // Gone or replaced between its listing and its watch, or a watch the kernel refused: no proof either way.
-        this.becomeUncertain(code === 'ENOENT' || code === 'ENOTDIR' ? 'directory-moved' : 'watcher-error');
+        return 'watch-limit';
       }
-      return false;
+      // Gone or replaced between its listing and its watch, or a watch the kernel refused: no proof either way.
+      const reason = code === 'ENOENT' || code === 'ENOTDIR' ? 'directory-moved' : 'watcher-error';
+      this.becomeUncertain(reason);
+      return reason;
     }
   }
 
@@ -269,9 +275,6 @@ export class ScopeJournal {
     this.watchers.delete(directory);
     this.watchedInodes.delete(directory);
   }
-
-  /** True once the kernel refused a watch. */
-  disabledByLimit = false;
 
   /** Closes every watcher; the journal is never used again. */
   stop(): void {
