@@ -172,10 +172,10 @@ async function journaledCheckpoint(session: Session, id: string, capture: Resolv
     created: [],
     modified: [],
     deleted: [],
-    ignored: state.ignored,
+    ignored: [...state.ignored],
     overCap: [],
     unreadable: [],
-    excludePatterns: state.excludePatterns,
+    excludePatterns: [...state.excludePatterns],
     via: 'journal',
   };
   for (const [file, left] of state.leftOut) {
