@@ -114,8 +114,15 @@ function nextIndex(session: Session, walk: ScopeWalk, previous: ScopeIndex | und
   };
 }
 
-/** True when the file's content, as `stat` shows it, is known to be its latest backup: the next scan need not look at it unless its stat changes. */
+/**
+ * True when the file's content, as `stat` shows it, is known to be its
+ * latest backup: the next scan need not look at it unless its stat changes.
+ * Never for a file with another hard link: written through that other name
+ * (outside the scope, say), it raises no watcher event here, so the journal
+ * must look at it every time (the full scan's lstat would see it anyway).
+ */
 export function knownClean(session: Session, absolute: string, stat: fs.BigIntStats): boolean {
+  if (stat.nlink > 1n) return false;
   const tracked = session.state.paths.get(absolute);
   const seen = tracked?.lastSeen;
   return tracked !== undefined && seen !== undefined && sameState(seen.state, session.state.latestVersion(tracked).state) && isUnchangedSince(seen.observed, stat);

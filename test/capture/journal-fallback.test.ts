@@ -125,6 +125,16 @@ describe('capture journal: when it falls back to the full scan', () => {
     }
   });
 
+  it('sees a file written through another hard link, outside the scope, where no watcher is', async () => {
+    const { project, manager } = await started();
+    const other = path.join(project.outside, 'same-inode.ts');
+    fs.linkSync(project.file('src/a.ts'), other);
+    await manager.checkpoint(newId());
+    fs.writeFileSync(other, 'written through the other name\n');
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ via: 'journal', modified: [project.file('src/a.ts')] });
+  });
+
   it('takes the full scan with include globs it does not evaluate', async () => {
     const project = tempProject();
     project.write('src/a.ts', 'a\n');
