@@ -55,4 +55,16 @@ describe('capture journal', () => {
     expect(project.read('src/b.ts').toString()).toBe('b\n');
     expect(project.exists('gen/out.txt')).toBe(false);
   });
+
+  it('never takes the store for a change, even inside the project', async () => {
+    const project = tempProject();
+    project.write('src/a.ts', 'a\n');
+    const manager = await project.open({ capture: { journal: true }, storeDir: project.file('.rewindable-store') });
+    await manager.checkpoint(newId());
+    await manager.checkpoint(newId());
+    fs.appendFileSync(project.file('src/a.ts'), 'more\n');
+    await manager.checkpoint(newId());
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ via: 'journal', scanned: 1, created: [], modified: [], deleted: [] });
+  });
 });
