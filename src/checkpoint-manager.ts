@@ -1,7 +1,8 @@
 import { v4 as uuidv4 } from 'uuid';
 import { resolveCapture, type ResolvedCapture } from './capture/capture-options.js';
-import { recordCommandChanges } from './capture/capture-command.js';
-import { checkpointWithScan, snapshotScope, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
+import { checkpointWithScan, type CommandChanges, type ScanReport } from './capture/capture-scan.js';
+import { checkpointWithJournal, recordCommandChangesWithJournal, scanBeforeCommand } from './capture/journal/journal-scan.js';
+import { ScopeJournal } from './capture/journal/scope-journal.js';
 import {
   branchSummaries,
   recordMessage,
@@ -140,6 +141,8 @@ export class CheckpointManager {
   private boundTools: ManagerTools | undefined;
   private readonly captureScope: ResolvedCapture | undefined;
   private lastScanReport: ScanReport | undefined;
+  /** The capture scope's file-watcher journal (`capture.journal`), while the manager is open. */
+  private readonly journal: ScopeJournal | undefined;
   private interrupted: InterruptedRewind[] = [];
 
   /**
@@ -170,6 +173,9 @@ export class CheckpointManager {
       );
     }
     this.captureScope = resolveCapture(this.options.capture, this.options.root, this.scope.storeDirectory);
+    if (this.captureScope?.journal === true && this.storage !== undefined && this.options.session.mode !== 'read') {
+      this.journal = new ScopeJournal(this.options.root, this.captureScope.include);
+    }
     this.opening = this.openSession();
     this.opening.catch(() => {}); // surfaced by the first call, never as an unhandled rejection
     // Non-enumerable and not declared: the built-in tools' way in, not part of the manager's public surface.
@@ -255,7 +261,8 @@ export class CheckpointManager {
     if (session === undefined) return id;
     return this.queue.run(async () => {
       if (this.captureScope !== undefined) {
-        this.lastScanReport = await checkpointWithScan(session, id, this.captureScope);
+        this.lastScanReport =
+          this.journal === undefined ? await checkpointWithScan(session, id, this.captureScope) : await checkpointWithJournal(session, id, this.captureScope, this.journal);
         return id;
       }
       const checkpoint = await session.prepareCheckpoint(id);
@@ -292,7 +299,7 @@ export class CheckpointManager {
       if (session.state.latestCheckpoint === undefined) {
         throw new RewindableError(RewindableErrorCode.NO_CHECKPOINT, 'captureChanges() was called before any checkpoint. Call checkpoint(userMessageId) when the user message arrives, before tools run.');
       }
-      return snapshotScope(session, capture);
+      return scanBeforeCommand(session, capture, this.journal);
     });
     let outcome: { ok: true; result: T } | { ok: false; error: unknown };
     try {
@@ -300,7 +307,7 @@ export class CheckpointManager {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const changes = await this.queue.run(() => recordCommandChanges(session, capture, before, options.label));
+    const changes = await this.queue.run(() => recordCommandChangesWithJournal(session, capture, this.journal, before, options.label));
     if (!outcome.ok) throw outcome.error;
     return { result: outcome.result, changes };
   }
@@ -508,8 +515,14 @@ export class CheckpointManager {
     this.closed = true;
     const session = await this.opening.catch(() => undefined);
     await this.queue.idle();
+    this.stopJournal();
     await session?.close();
     if (this.options.storage === undefined) await this.storage?.close?.();
+  }
+
+  /** Closes the journal's watchers (the next manager of the session starts its own). */
+  private stopJournal(): void {
+    this.journal?.stop();
   }
 
   private async openSession(): Promise<Session | undefined> {

@@ -75,3 +75,4 @@ export type {
 } from './tools/index.js';
 export type { CaptureOptions } from './capture/capture-options.js';
 export type { CommandChanges, ScanReport } from './capture/capture-scan.js';
+export type { FullScanReason } from './capture/journal/scope-journal.js';

@@ -15,6 +15,17 @@ export async function recordCommandChanges(
 ): Promise<CommandChanges> {
   const after = await snapshotScope(session, capture);
   const changes = compareSnapshots(before, after);
+  await appendCommandRecord(session, changes, after, label);
+  return changes;
+}
+
+/** The `capture` record of one command: what it changed, and what the scan after it knew. */
+export async function appendCommandRecord(
+  session: Session,
+  changes: CommandChanges,
+  scan: { startedAtNs: bigint; rules: string; leftOut: readonly string[] },
+  label: string | undefined,
+): Promise<void> {
   await session.append([
     {
       type: 'capture',
@@ -22,11 +33,10 @@ export async function recordCommandChanges(
       created: changes.created.map((file) => session.storedPath(file)),
       modified: changes.modified.map((file) => session.storedPath(file)),
       deleted: changes.deleted.map((file) => session.storedPath(file)),
-      scanStartedAtNs: after.startedAtNs.toString(),
-      scanRules: after.rules,
-      ...(after.leftOut.length > 0 ? { scanLeftOut: after.leftOut } : {}),
+      scanStartedAtNs: scan.startedAtNs.toString(),
+      scanRules: scan.rules,
+      ...(scan.leftOut.length > 0 ? { scanLeftOut: [...scan.leftOut] } : {}),
       at: now(),
     },
   ]);
-  return changes;
 }

@@ -22,6 +22,14 @@ export interface CaptureOptions {
    * @default 10485760 (10 MiB)
    */
   maxFileBytes?: number;
+  /**
+   * Keep a journal of what changed, from a file watcher on every directory
+   * in scope (Linux), so that a checkpoint examines only those paths instead
+   * of the whole scope. Anything that could make it miss a change falls back
+   * to the full scan (`lastScan.fullScanReason` says why): see docs/capture-journal.md.
+   * @default false
+   */
+  journal?: boolean;
 }
 
 export interface ResolvedCapture {
@@ -29,6 +37,7 @@ export interface ResolvedCapture {
   exclude: string[];
   gitignore: boolean;
   maxFileBytes: number;
+  journal: boolean;
   /** The store's directory relative to the root (POSIX separators) when it lies inside the project: never scanned. */
   storeDirectory?: string;
 }
@@ -54,6 +63,7 @@ const schema = z.object({
   exclude: z.array(glob).optional(),
   gitignore: z.boolean().optional(),
   maxFileBytes: z.number().int().positive().optional(),
+  journal: z.boolean().optional(),
 });
 
 /** Always left out: version control data and dependencies (the store is left out by its path: see `storeDirectory`). */
@@ -71,6 +81,7 @@ export function resolveCapture(options: CaptureOptions | boolean | undefined, ro
     exclude: [...defaultExcludes, ...(parsed.data.exclude ?? [])],
     gitignore: parsed.data.gitignore ?? true,
     maxFileBytes: parsed.data.maxFileBytes ?? 10 * 1024 * 1024,
+    journal: parsed.data.journal ?? false,
     // By path, not as a glob: a store named `store (v2)` or `[cache]` would not match itself as a glob.
     storeDirectory: storeDirectory !== undefined && isInside(storeDirectory, root) ? path.relative(root, storeDirectory).split(path.sep).join('/') : undefined,
   };

@@ -1,3 +1,4 @@
+import type fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import { isUnchangedSince, sameStatKey, statKeyOf, statSignature, wallClockNs } from '../fs/stat-signature.js';
 import { fromStoredPath } from '../paths.js';
@@ -7,7 +8,8 @@ import type { Session } from '../session/session.js';
 import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
-import { walkScope, type ScopeWalk, type SkippedSpecialFile } from './walk-scope.js';
+import type { FullScanReason } from './journal/scope-journal.js';
+import { walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -29,6 +31,10 @@ export interface ScanReport {
   excludePatterns: string[];
   /** FIFOs, sockets and devices in scope (present when there are any): never read, backed up or restored, so never listed as changes. */
   skipped?: SkippedSpecialFile[];
+  /** `journal`: only the paths a file watcher saw change were examined (`capture.journal`); `full`: the whole scope was. */
+  via: 'journal' | 'full';
+  /** Why the whole scope was scanned (`via: 'full'`): see docs/capture-journal.md. */
+  fullScanReason?: FullScanReason;
 }
 
 /** What one command changed in the capture scope. Paths are absolute. */
@@ -47,7 +53,7 @@ export interface CommandChanges {
  * (created during the turn: "absent"; there before: their content), then take
  * the checkpoint, reusing the scan's stat of every file to skip unchanged ones.
  */
-export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture): Promise<ScanReport> {
+export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture, fullScanReason: FullScanReason = 'journal-off'): Promise<ScanReport> {
   const startedAtNs = wallClockNs();
   const previous = scopeIndexOf(session);
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
@@ -57,7 +63,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     return before !== undefined && before.clean && sameStatKey(before.key, key);
   });
   const batch = session.newBlobBatch();
-  const rules = rulesOf(capture, walk);
+  const rules = rulesOf(capture, walk.reusable);
   const fresh = await trackNewFiles(session, walk.entries, {
     previous: previousScan(session),
     rules,
@@ -83,6 +89,8 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     unreadable: fresh.unreadable,
     excludePatterns: walk.excludePatterns,
     ...(walk.skipped.length > 0 ? { skipped: walk.skipped } : {}),
+    via: 'full',
+    fullScanReason,
   };
   for (const record of prepared.records) {
     if (record.type !== 'checkpoint') continue;
@@ -104,21 +112,31 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
 function nextIndex(session: Session, walk: ScopeWalk, previous: ScopeIndex | undefined): ScopeIndex {
   const files: ScopeIndex['files'] = new Map();
   for (const path of walk.unchanged) files.set(path, previous!.files.get(path)!);
-  for (const entry of walk.entries) {
-    const tracked = session.state.paths.get(entry.path);
-    const seen = tracked?.lastSeen;
-    const clean =
-      tracked !== undefined && seen !== undefined && sameState(seen.state, session.state.latestVersion(tracked).state) && isUnchangedSince(seen.observed, entry.stat);
-    files.set(entry.path, { key: statKeyOf(entry.stat), clean });
-  }
+  for (const entry of walk.entries) files.set(entry.path, { key: statKeyOf(entry.stat), clean: knownClean(session, entry.path, entry.stat) });
   return {
     files,
     walk: walk.reusable,
   };
 }
 
+/**
+ * True when the file's content, as `stat` shows it, is known to be its
+ * latest backup: the next scan need not look at it unless its stat changes.
+ * Never for a file with another hard link: written through that other name
+ * (outside the scope, say), it raises no watcher event here, so the journal
+ * must look at it every time (the full scan's lstat would see it anyway).
+ */
+export function knownClean(session: Session, absolute: string, stat: fs.BigIntStats): boolean {
+  if (stat.nlink > 1n) return false;
+  const tracked = session.state.paths.get(absolute);
+  const seen = tracked?.lastSeen;
+  return tracked !== undefined && seen !== undefined && sameState(seen.state, session.state.latestVersion(tracked).state) && isUnchangedSince(seen.observed, stat);
+}
+
 export interface ScopeSnapshot {
   startedAtNs: bigint;
+  /** Every file in scope, with its stat (absent from snapshots rebuilt from a log). */
+  entries?: readonly ScopeEntry[];
   /** Stat signature of every file in scope. */
   signatures: Map<string, string>;
   overCap: Array<{ path: string; size: number }>;
@@ -140,7 +158,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
   const walk = await walkScope(session.root, capture, scopeIndexOf(session)?.walk);
   const current = session.state.latestCheckpoint!;
   const batch = session.newBlobBatch();
-  const rules = rulesOf(capture, walk);
+  const rules = rulesOf(capture, walk.reusable);
   const fresh = await trackNewFiles(session, walk.entries, {
     previous: previousScan(session),
     rules,
@@ -156,6 +174,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
   session.state.noteScan(startedAtNs, { scanRules: rules, scanLeftOut: leftOut });
   return {
     startedAtNs,
+    entries: walk.entries,
     signatures: new Map(walk.entries.map((entry) => [entry.path, statSignature(entry.stat)])),
     overCap: fresh.overCap,
     unreadable: fresh.unreadable,
@@ -166,20 +185,20 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
 }
 
 /** What the previous scan knew, as the session state keeps it; undefined before the first scan. */
-function previousScan(session: Session): PreviousScan | undefined {
+export function previousScan(session: Session): PreviousScan | undefined {
   const { lastScanStartedAtNs, lastScanRules, lastScanLeftOut } = session.state;
   if (lastScanStartedAtNs === undefined) return undefined;
   return { startedAtNs: lastScanStartedAtNs, rules: lastScanRules, leftOut: lastScanLeftOut, ignored: scopeIndexOf(session)?.walk.ignored };
 }
 
 /** Identifies the scope's rules: the options that shape it, and the `.gitignore` files in force (by stat signature). */
-function rulesOf(capture: ResolvedCapture, walk: ScopeWalk): string {
+export function rulesOf(capture: ResolvedCapture, walk: PreviousWalk): string {
   const options = JSON.stringify([capture.include, capture.exclude, capture.gitignore, capture.storeDirectory ?? null]);
-  return createHash('sha256').update(`${options}\n${walk.reusable.rulesFingerprint}`).digest('hex').slice(0, 32);
+  return createHash('sha256').update(`${options}\n${walk.rulesFingerprint}`).digest('hex').slice(0, 32);
 }
 
 /** Files the scan found in scope but could not back up. */
-function leftOutBy(fresh: NewFiles): string[] {
+export function leftOutBy(fresh: NewFiles): string[] {
   return [...fresh.overCap.map((entry) => entry.path), ...fresh.unreadable];
 }
 

@@ -20,7 +20,7 @@ export interface ScopeEntry {
 }
 
 /** One directory the walk listed: its own stat, and what it held. */
-interface ListedDirectory {
+export interface ListedDirectory {
   stat: fs.BigIntStats;
   /** Relative paths of the non-directory entries in it (before `.gitignore` rules). */
   entries: string[];
@@ -63,6 +63,8 @@ export interface PreviousWalk {
   directories: ReadonlyMap<string, ListedDirectory> | undefined;
   /** The exclude globs those listings were made with: listings made with others are not reused. */
   listedWith: string;
+  /** The `.gitignore` files the walk read (relative paths), in the order it read them. */
+  ruleFiles: readonly string[];
 }
 
 /**
@@ -86,35 +88,9 @@ export async function walkScope(
   isUnchanged?: (absolute: string, key: StatKey) => boolean,
 ): Promise<ScopeWalk> {
   const startedAtNs = wallClockNs();
-  const glob = await loadFastGlob();
   const rules = capture.gitignore ? new GitignoreRules(root) : undefined;
-  // The store, and directories the `.gitignore` rules prune, are hidden from fast-glob's reads of their parent:
-  // as globs they would also match files of that name, and a store named `store (v2)` would not match itself.
-  const hidden = (relative: string) =>
-    (capture.storeDirectory !== undefined && (relative === capture.storeDirectory || relative.startsWith(`${capture.storeDirectory}/`))) || rules?.isPruned(relative) === true;
-  const options = { cwd: root, dot: true, onlyFiles: false, followSymbolicLinks: false, ignore: capture.exclude };
-  // Reusing listings needs every directory to be in scope as a whole: true for the default include.
-  const listable = capture.include.length === 1 && capture.include[0] === '**';
-  /** What the include globs match, or, given `only` (a directory, relative), what they match in it, one level deep. */
-  const list = (only?: string): fg.Entry[] => {
-    try {
-      const lineBreakNames: fg.Entry[] = [];
-      const found = glob.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only, lineBreakNames) });
-      // fast-glob's patterns never match a name with a line break (`.` in a regular expression stops there); with the
-      // default include every file is in scope, so such files are taken as read. (Under a directory so named, none is.)
-      if (listable) found.push(...lineBreakNames.filter((entry) => !entry.dirent.isDirectory() && !found.some((other) => other.path === entry.path)));
-      return found.filter((entry) => isPlainRelative(entry.path) && (only === undefined || path.posix.dirname(entry.path) === (only === '' ? '.' : only)));
-    } catch (error) {
-      throw new RewindableError(
-        RewindableErrorCode.CAPTURE_FAILED,
-        `Could not scan the capture scope under ${root}: ${(error as Error).message}. Fix the permissions or exclude that directory.`,
-        { cause: error },
-      );
-    }
-  };
+  const { list, listingRules, listable } = await scopeLister(root, capture, rules);
 
-  // What listings depend on besides the tree: listings made otherwise are not reused.
-  const listingRules = () => JSON.stringify([capture.exclude, capture.storeDirectory ?? null, rules?.pruningGlobs() ?? []]);
   const listOnce = (reusable: PreviousWalk | undefined): { candidates: string[]; directories: Map<string, ListedDirectory> | undefined; listedWith: string } => {
     const listedWith = listingRules();
     const directories = listable ? new Map<string, ListedDirectory>() : undefined;
@@ -189,8 +165,49 @@ export async function walkScope(
     unchanged,
     ignored,
     excludePatterns,
-    reusable: { startedAtNs, rulesFingerprint, kept: new Set(kept), ignored: new Set(ignored), directories, listedWith },
+    reusable: { startedAtNs, rulesFingerprint, kept: new Set(kept), ignored: new Set(ignored), directories, listedWith, ruleFiles },
   };
+}
+
+/** How a walk lists the scope: all of it, or one directory (see `listOneLevel`), with the rules in force. */
+export interface ScopeLister {
+  list: (only?: string) => fg.Entry[];
+  /** What listings depend on besides the tree: listings made otherwise are not reused. */
+  listingRules: () => string;
+  /** True when every directory is in scope as a whole (the default include): listings can be reused. */
+  listable: boolean;
+}
+
+export async function scopeLister(root: string, capture: ResolvedCapture, rules: GitignoreRules | undefined): Promise<ScopeLister> {
+  const glob = await loadFastGlob();
+  // The store, and directories the `.gitignore` rules prune, are hidden from fast-glob's reads of their parent:
+  // as globs they would also match files of that name, and a store named `store (v2)` would not match itself.
+  const hidden = (relative: string) =>
+    (capture.storeDirectory !== undefined && (relative === capture.storeDirectory || relative.startsWith(`${capture.storeDirectory}/`))) || rules?.isPruned(relative) === true;
+  const options = { cwd: root, dot: true, onlyFiles: false, followSymbolicLinks: false, ignore: capture.exclude };
+  // Reusing listings needs every directory to be in scope as a whole: true for the default include.
+  const listable = capture.include.length === 1 && capture.include[0] === '**';
+  /** What the include globs match, or, given `only` (a directory, relative), what they match in it, one level deep. */
+  const list = (only?: string): fg.Entry[] => {
+    try {
+      const lineBreakNames: fg.Entry[] = [];
+      const found = glob.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only, lineBreakNames) });
+      // fast-glob's patterns never match a name with a line break (`.` in a regular expression stops there); with the
+      // default include every file is in scope, so such files are taken as read. (Under a directory so named, none is.)
+      if (listable) found.push(...lineBreakNames.filter((entry) => !entry.dirent.isDirectory() && !found.some((other) => other.path === entry.path)));
+      return found.filter((entry) => isPlainRelative(entry.path) && (only === undefined || path.posix.dirname(entry.path) === (only === '' ? '.' : only)));
+    } catch (error) {
+      throw new RewindableError(
+        RewindableErrorCode.CAPTURE_FAILED,
+        `Could not scan the capture scope under ${root}: ${(error as Error).message}. Fix the permissions or exclude that directory.`,
+        { cause: error },
+      );
+    }
+  };
+
+  // What listings depend on besides the tree: listings made otherwise are not reused.
+  const listingRules = (): string => JSON.stringify([capture.exclude, capture.storeDirectory ?? null, rules?.pruningGlobs() ?? []]);
+  return { list, listingRules, listable };
 }
 
 let fastGlob: Promise<typeof fg> | undefined;
@@ -211,7 +228,7 @@ function loadFastGlob(): Promise<typeof fg> {
  * `readingFileSystem`), so both find the same paths whatever the names (no
  * name is turned into a glob, which `+(x)` or `back\\slash` would not match).
  */
-function listOneLevel(directory: string, stat: fs.BigIntStats, list: (only: string) => fg.Entry[]): ListedDirectory {
+export function listOneLevel(directory: string, stat: fs.BigIntStats, list: (only: string) => fg.Entry[]): ListedDirectory {
   const listing: ListedDirectory = { stat, entries: [], subdirectories: [] };
   for (const entry of list(directory)) {
     if (entry.dirent.isDirectory()) listing.subdirectories.push(entry.path);
@@ -307,7 +324,7 @@ function sameStat(a: fs.BigIntStats, b: fs.BigIntStats): boolean {
  * signature. One modified within the racy window makes a fingerprint that
  * never matches: its signature cannot yet vouch for its content.
  */
-function fingerprintOf(root: string, ruleFiles: readonly string[]): string {
+export function fingerprintOf(root: string, ruleFiles: readonly string[]): string {
   const now = wallClockNs();
   const parts: string[] = [];
   for (const relative of [path.join('.git', 'info', 'exclude'), ...ruleFiles]) {

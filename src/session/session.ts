@@ -189,7 +189,15 @@ export class Session {
    */
   async prepareCheckpoint(
     id: string,
-    scan?: { startedAtNs: bigint; stats: ReadonlyMap<string, fs.BigIntStats>; unchanged?: ReadonlySet<string>; rules: string; leftOut: readonly string[] },
+    scan?: {
+      startedAtNs: bigint;
+      stats: ReadonlyMap<string, fs.BigIntStats>;
+      unchanged?: ReadonlySet<string>;
+      /** When given, the only tracked paths that may have changed since the previous checkpoint (a file watcher's journal says so). */
+      examine?: Iterable<string>;
+      rules: string;
+      leftOut: readonly string[];
+    },
   ): Promise<{ records: LogRecord[]; blobs: BlobWrite[] }> {
     const existing = this.state.checkpointsById.get(id);
     if (existing !== undefined && existing !== this.state.latestCheckpoint) {
@@ -202,7 +210,7 @@ export class Session {
     const files: CheckpointRecord['files'] = [];
     const directories = new DirectoryCache();
     try {
-      for (const tracked of this.state.paths.values()) {
+      for (const tracked of scan?.examine === undefined ? this.state.paths.values() : trackedAmong(this.state, scan.examine)) {
         if (scan?.unchanged?.has(tracked.path) === true) continue;
         // A scan just lstat'ed the scope: a file whose signature still matches need not be looked at again.
         const scanned = scan?.stats.get(tracked.path);
@@ -268,6 +276,13 @@ export class Session {
 }
 
 export { now };
+
+function* trackedAmong(state: SessionState, paths: Iterable<string>): Iterable<TrackedPath> {
+  for (const path of paths) {
+    const tracked = state.paths.get(path);
+    if (tracked !== undefined) yield tracked;
+  }
+}
 
 /**
  * SESSION_EXISTS for a new session whose id the store already has under the

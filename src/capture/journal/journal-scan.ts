@@ -1,0 +1,312 @@
+import { sameStatKey, statKeyOf, wallClockNs, type StatKey } from '../../fs/stat-signature.js';
+import { fromStoredPath } from '../../paths.js';
+import type { LogRecord } from '../../schemas.js';
+import type { Session } from '../../session/session.js';
+import type { BlobBatch } from '../../store/blob-batch.js';
+import { appendCommandRecord, recordCommandChanges } from '../capture-command.js';
+import type { ResolvedCapture } from '../capture-options.js';
+import { checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
+import { scopeIndexOf, type ScopeIndex } from '../scope-index.js';
+import { trackNewFiles, type NewFiles } from '../track-new-files.js';
+import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
+import type { FullScanReason, JournalChanges, ScopeJournal } from './scope-journal.js';
+
+/**
+ * What a journaled checkpoint needs besides the scope index, kept up to date
+ * by each scan so that none has to go over the whole scope again.
+ */
+interface JournalState {
+  index: ScopeIndex;
+  /** Relative paths in scope whose content was not known to be their latest backup at the last scan: examined every time, as a full scan does. */
+  unclean: Set<string>;
+  /** Tracked paths outside the scope (tools' files elsewhere, deleted files): observed at every checkpoint, as a full scan does. */
+  outside: Set<string>;
+  /** Tracked paths seen so far, in the session's order: new ones are read from a live iterator, never by going over all. */
+  tracked: Iterator<string>;
+  trackedSeen: number;
+  /** Files in scope the scans could not back up (over the cap, unreadable), by absolute path. */
+  leftOut: Map<string, { size: number } | 'unreadable'>;
+  /** The scope's ignored files, absolute, as the report gives them (rebuilt only when they change). */
+  ignored: string[];
+  excludePatterns: string[];
+}
+
+const states = new WeakMap<Session, JournalState>();
+
+/**
+ * A checkpoint with a capture scope and a journal: when the journal can
+ * stand for the scope (see `ScopeJournal.uncertainty`), only the paths it
+ * names are examined; otherwise the full scan runs, and the journal starts
+ * afresh from it.
+ */
+export async function checkpointWithJournal(session: Session, id: string, capture: ResolvedCapture, journal: ScopeJournal): Promise<ScanReport> {
+  await journal.sync();
+  const reason = journal.uncertainty() ?? (states.get(session) === undefined || scopeIndexOf(session) !== states.get(session)!.index ? 'journal-starting' : undefined);
+  if (reason === undefined) {
+    const changes = journal.take();
+    try {
+      return await journaledCheckpoint(session, id, capture, journal, states.get(session)!, changes);
+    } catch (error) {
+      if (!(error instanceof JournalFallback)) {
+        states.delete(session);
+        journal.becomeUncertain('interrupted');
+        throw error;
+      }
+      return fullCheckpoint(session, id, capture, journal, error.reason);
+    }
+  }
+  return fullCheckpoint(session, id, capture, journal, reason);
+}
+
+async function fullCheckpoint(session: Session, id: string, capture: ResolvedCapture, journal: ScopeJournal, reason: FullScanReason): Promise<ScanReport> {
+  states.delete(session);
+  journal.startFullScan(reason);
+  const report = await checkpointWithScan(session, id, capture, reason);
+  const index = scopeIndexOf(session);
+  const directories = index?.walk.directories;
+  if (index === undefined || directories === undefined) {
+    journal.becomeUncertain('include-globs');
+    return report;
+  }
+  journal.watchScope(directories.keys(), (directory) => {
+    const listing = directories.get(directory);
+    return listing === undefined ? undefined : { entries: listing.entries, subdirectories: listing.subdirectories, dev: listing.stat.dev, ino: listing.stat.ino };
+  });
+  states.set(session, stateAfterFullScan(session, index, report));
+  return report;
+}
+
+/** Everything the journal keeps, from a full scan's index and report (the one pass over the scope). */
+function stateAfterFullScan(session: Session, index: ScopeIndex, report: ScanReport): JournalState {
+  const prefix = `${session.root}/`;
+  const unclean = new Set<string>();
+  for (const [absolute, file] of index.files) if (!file.clean) unclean.add(absolute.slice(prefix.length));
+  const outside = new Set<string>();
+  const tracked = session.state.paths.keys();
+  let trackedSeen = 0;
+  for (let step = 0, size = session.state.paths.size; step < size; step += 1) {
+    const next = tracked.next();
+    if (next.done === true) break;
+    trackedSeen += 1;
+    if (!index.files.has(next.value)) outside.add(next.value);
+  }
+  const leftOut: JournalState['leftOut'] = new Map();
+  for (const entry of report.overCap) leftOut.set(entry.path, { size: entry.size });
+  for (const file of report.unreadable) leftOut.set(file, 'unreadable');
+  return { index, unclean, outside, tracked, trackedSeen, leftOut, ignored: report.ignored, excludePatterns: report.excludePatterns };
+}
+
+/** What a journaled scan found, before the scan index is brought up to date (see `keepJournaledScan`). */
+interface JournaledScan {
+  startedAtNs: bigint;
+  walk: JournalWalk;
+  fresh: NewFiles;
+  batch: BlobBatch;
+  rules: string;
+  /** Stored paths of the files in scope that could not be backed up. */
+  leftOut: string[];
+}
+
+/**
+ * The journal's paths examined: new files tracked (created during `createdDuring`, or there before and
+ * backed up at `existingAt`), and what the scope left out brought up to date.
+ */
+async function journaledScan(
+  session: Session,
+  capture: ResolvedCapture,
+  journal: ScopeJournal,
+  state: JournalState,
+  changes: JournalChanges,
+  turn: { createdDuring: string | undefined; existingAt: string },
+): Promise<JournaledScan> {
+  const startedAtNs = wallClockNs();
+  const { index } = state;
+  for (const relative of state.unclean) changes.paths.add(relative);
+  const walk = await walkJournal(session.root, capture, index.walk, changes, journal);
+  const rules = rulesOf(capture, index.walk);
+  const batch = session.newBlobBatch();
+  const fresh = await trackNewFiles(session, walk.entries, { previous: previousScan(session), rules, ...turn, maxFileBytes: capture.maxFileBytes, batch });
+  for (const entry of walk.entries) state.leftOut.delete(entry.path);
+  for (const removed of walk.removed) state.leftOut.delete(removed);
+  for (const entry of fresh.overCap) state.leftOut.set(entry.path, { size: entry.size });
+  for (const file of fresh.unreadable) state.leftOut.set(file, 'unreadable');
+  if (walk.ignoredChanged) state.ignored = [...index.walk.ignored].map((relative) => fromStoredPath(relative, session.root));
+  const leftOut = [...state.leftOut.keys()].map((file) => session.storedPath(file));
+  return { startedAtNs, walk, fresh, batch, rules, leftOut };
+}
+
+/** What the next scan compares with, for the paths this one looked at. */
+function keepJournaledScan(session: Session, state: JournalState, walk: JournalWalk): void {
+  const { index } = state;
+  const prefix = `${session.root}/`;
+  for (const removed of walk.removed) {
+    index.files.delete(removed);
+    state.unclean.delete(removed.slice(prefix.length));
+    if (session.state.paths.has(removed)) state.outside.add(removed);
+  }
+  for (const entry of walk.entries) {
+    const clean = knownClean(session, entry.path, entry.stat);
+    index.files.set(entry.path, { key: statKeyOf(entry.stat), clean });
+    if (clean) state.unclean.delete(entry.relative);
+    else state.unclean.add(entry.relative);
+    state.outside.delete(entry.path);
+  }
+  noteNewlyTracked(session, state);
+}
+
+async function journaledCheckpoint(session: Session, id: string, capture: ResolvedCapture, journal: ScopeJournal, state: JournalState, changes: JournalChanges): Promise<ScanReport> {
+  const { index } = state;
+  const scan = await journaledScan(session, capture, journal, state, changes, { createdDuring: session.state.latestCheckpoint?.id, existingAt: id });
+  const { walk, fresh, batch } = scan;
+  // "Absent" backups belong to the previous turn, which exists already; store them first.
+  if (fresh.created !== undefined) await session.append([fresh.created]);
+  noteNewlyTracked(session, state);
+  const examine = new Set<string>(state.outside);
+  for (const entry of walk.entries) examine.add(entry.path);
+  for (const removed of walk.removed) examine.add(removed);
+  for (const special of walk.skipped) examine.add(special.path);
+  const stats = new Map(walk.entries.map((entry) => [entry.path, entry.stat]));
+  const prepared = await session.prepareCheckpoint(id, { startedAtNs: scan.startedAtNs, stats, examine, rules: scan.rules, leftOut: scan.leftOut });
+  const report: ScanReport = {
+    scanned: index.walk.kept.size,
+    firstBackups: (fresh.existing?.files.length ?? 0) + (fresh.existing?.links.length ?? 0),
+    created: [],
+    modified: [],
+    deleted: [],
+    ignored: [...state.ignored],
+    overCap: [],
+    unreadable: [],
+    excludePatterns: [...state.excludePatterns],
+    ...(walk.skipped.length > 0 ? { skipped: walk.skipped } : {}),
+    via: 'journal',
+  };
+  for (const [file, left] of state.leftOut) {
+    if (left === 'unreadable') report.unreadable.push(file);
+    else report.overCap.push({ path: file, size: left.size });
+  }
+  for (const record of prepared.records) {
+    if (record.type !== 'checkpoint') continue;
+    for (const file of record.files) {
+      const absolute = fromStoredPath(file.path, session.root);
+      const before = session.state.latestVersion(session.state.paths.get(absolute)!).state;
+      const after = file.state.kind;
+      if (before.kind === 'absent' && after !== 'absent') report.created.push(absolute);
+      else if (before.kind !== 'absent' && after === 'absent') report.deleted.push(absolute);
+      else report.modified.push(absolute);
+    }
+  }
+  for (const list of [report.created, report.modified, report.deleted]) list.sort();
+  await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
+  keepJournaledScan(session, state, walk);
+  return report;
+}
+
+/** The scan before a captured command, from the journal when it can stand for the scope. */
+export type CommandScanBefore = { via: 'journal'; index: ScopeIndex } | { via: 'full'; snapshot: ScopeSnapshot };
+
+/**
+ * The scan before a command (see `snapshotScope`): with the journal, files
+ * that appeared are backed up against the current checkpoint, and the scan
+ * index brought up to date, so the scan after compares with it.
+ */
+export async function scanBeforeCommand(session: Session, capture: ResolvedCapture, journal: ScopeJournal | undefined): Promise<CommandScanBefore> {
+  const state = states.get(session);
+  if (journal !== undefined && state !== undefined && scopeIndexOf(session) === state.index) {
+    await journal.sync();
+    if (journal.uncertainty() === undefined) {
+      const scan = await journaledCommandScan(session, capture, journal, state);
+      if (scan !== undefined) return { via: 'journal', index: state.index };
+    }
+  }
+  return { via: 'full', snapshot: await snapshotScope(session, capture) };
+}
+
+/**
+ * The scan after a command, and what it changed: created (not in scope
+ * before), modified (another stat than before), deleted. With the journal
+ * before it, the scan index holds every file's stat from before the command.
+ */
+export async function recordCommandChangesWithJournal(
+  session: Session,
+  capture: ResolvedCapture,
+  journal: ScopeJournal | undefined,
+  before: CommandScanBefore,
+  label: string | undefined,
+): Promise<CommandChanges> {
+  if (before.via === 'full') return recordCommandChanges(session, capture, before.snapshot, label);
+  const { index } = before;
+  await journal!.sync();
+  let changes: CommandChanges;
+  let record: { startedAtNs: bigint; rules: string; leftOut: string[] };
+  // A checkpoint taken while the command ran may have started the journal afresh: then only the full scan compares.
+  const state = states.get(session);
+  const scan = journal!.uncertainty() === undefined && state?.index === index ? await journaledCommandScan(session, capture, journal!, state) : undefined;
+  if (scan !== undefined) {
+    changes = { created: [], modified: [], deleted: [], overCap: [], unreadable: [] };
+    for (const entry of scan.walk.entries) {
+      const previous = scan.keysBefore.get(entry.path);
+      if (previous === undefined) changes.created.push(entry.path);
+      else if (!sameStatKey(previous, statKeyOf(entry.stat))) changes.modified.push(entry.path);
+    }
+    const present = new Set(scan.walk.entries.map((entry) => entry.path));
+    for (const removed of scan.walk.removed) if (!present.has(removed) && scan.keysBefore.get(removed) !== undefined) changes.deleted.push(removed);
+    for (const [file, left] of state!.leftOut) {
+      if (left === 'unreadable') changes.unreadable.push(file);
+      else changes.overCap.push({ path: file, size: left.size });
+    }
+    record = { startedAtNs: scan.startedAtNs, rules: scan.rules, leftOut: scan.leftOut };
+  } else {
+    // The journal lost track during the command: a full scan, compared with the stats the index kept from before it.
+    states.delete(session);
+    const after = await snapshotScope(session, capture);
+    changes = { created: [], modified: [], deleted: [], overCap: after.overCap, unreadable: after.unreadable };
+    for (const entry of after.entries ?? []) {
+      const previous = index.files.get(entry.path);
+      if (previous === undefined) changes.created.push(entry.path);
+      else if (!sameStatKey(previous.key, statKeyOf(entry.stat))) changes.modified.push(entry.path);
+    }
+    for (const file of index.files.keys()) if (!after.signatures.has(file)) changes.deleted.push(file);
+    record = { startedAtNs: after.startedAtNs, rules: after.rules, leftOut: after.leftOut };
+  }
+  for (const list of [changes.created, changes.modified, changes.deleted]) list.sort();
+  await appendCommandRecord(session, changes, record, label);
+  return changes;
+}
+
+/** A journaled scan between checkpoints; undefined when the journal could not stand for it (the journal is then uncertain). */
+async function journaledCommandScan(
+  session: Session,
+  capture: ResolvedCapture,
+  journal: ScopeJournal,
+  state: JournalState,
+): Promise<(JournaledScan & { keysBefore: Map<string, StatKey | undefined> }) | undefined> {
+  const current = session.state.latestCheckpoint!;
+  const changes = journal.take();
+  try {
+    const scan = await journaledScan(session, capture, journal, state, changes, { createdDuring: current.id, existingAt: current.id });
+    const records: LogRecord[] = [scan.fresh.created, scan.fresh.existing].filter((record) => record !== undefined);
+    if (records.length > 0) await session.append(records, scan.batch.take());
+    session.state.noteScan(scan.startedAtNs, { scanRules: scan.rules, scanLeftOut: scan.leftOut });
+    const keysBefore = new Map<string, StatKey | undefined>();
+    for (const entry of scan.walk.entries) keysBefore.set(entry.path, state.index.files.get(entry.path)?.key);
+    for (const removed of scan.walk.removed) keysBefore.set(removed, state.index.files.get(removed)?.key);
+    keepJournaledScan(session, state, scan.walk);
+    return { ...scan, keysBefore };
+  } catch (error) {
+    states.delete(session);
+    journal.becomeUncertain(error instanceof JournalFallback ? error.reason : 'interrupted');
+    if (error instanceof JournalFallback) return undefined;
+    throw error;
+  }
+}
+
+/** Paths the session began to track since the last look (a tool's backup, a scan's): those outside the scope are observed from now on. */
+function noteNewlyTracked(session: Session, state: JournalState): void {
+  const size = session.state.paths.size;
+  while (state.trackedSeen < size) {
+    const next = state.tracked.next();
+    if (next.done === true) break;
+    state.trackedSeen += 1;
+    if (!state.index.files.has(next.value)) state.outside.add(next.value);
+  }
+}
