@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { defaultStoreDirectory } from '../../store/default-store-directory.js';
@@ -84,6 +83,8 @@ async function startServer(socketPath: string, target: ServerTarget): Promise<bo
   const script = process.argv[1];
   if (script === undefined) return false;
   try {
+    // Loaded only here: most hook calls find their server running.
+    const { spawn } = await import('node:child_process');
     const child = spawn(process.execPath, [...process.execArgv, script, '__hook-server', socketPath, JSON.stringify(target)], { detached: true, stdio: 'ignore', cwd: '/' });
     child.on('error', () => undefined);
     child.unref();
@@ -117,7 +118,8 @@ function optionsOf(args: string[]): ClientOptions | undefined {
     const name = argument.startsWith('--') ? (equals > 0 ? argument.slice(0, equals) : argument) : undefined;
     if (name === undefined || !['--project', '--extra-root', '--lock-wait', '--store'].includes(name)) return undefined;
     const value = equals > 0 ? argument.slice(equals + 1) : args[++index];
-    if (value === undefined || value === '') return undefined;
+    // What the full command line parser would refuse or read differently (`--project --json`, an empty value) is left to it.
+    if (value === undefined || value === '' || (equals < 0 && value.startsWith('-'))) return undefined;
     if (name === '--project') project = value;
     else if (name === '--extra-root') extraRoots.push(path.resolve(value));
     else if (name === '--store') storeDir = path.resolve(value);
