@@ -116,9 +116,11 @@ export async function runHookServer(args: string[]): Promise<void> {
     stopping = true;
     clearTimeout(idleTimer);
     // New connections are refused from here; the events already queued are finished and answered.
-    server.close();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     if (listening.identity !== undefined && identityOf(socketPath!) === listening.identity) fs.rmSync(socketPath!, { force: true });
     await turns.idle();
+    // Their answers written before the process ends; a client that never sends its request is not waited for long.
+    await Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, 5_000))]);
     await sessions.closeAll();
     process.exit(0);
   }
