@@ -4,7 +4,7 @@ import { noteFilesystemOf } from '../fs/stat-signature.js';
 import { canonicalLocation, type PathScope } from '../paths.js';
 import { sessionsWithPendingRewinds } from '../rewind/pending-rewind-note.js';
 import { Session } from '../session/session.js';
-import { filesystemStorage } from '../store/filesystem/filesystem-storage.js';
+import { filesystemStorage, type FilesystemStorage } from '../store/filesystem/filesystem-storage.js';
 
 /** Largest file a hook backs up, as the library's default `maxFileBytes`. */
 const maxFileBytes = 64 * 1024 * 1024;
@@ -24,6 +24,11 @@ export interface HookSessionOptions {
 export interface HookSession {
   session: Session;
   scope: PathScope;
+  /** The store's files the session writes (log, pack, lock): a resident server compares them between events. */
+  storage: FilesystemStorage;
+  /** Rolls back a rewind a crash interrupted in this session or another of the project (done by the open too). */
+  recover(): Promise<void>;
+  /** Releases the lock and the store's open files. */
   close(): Promise<void>;
 }
 
@@ -44,18 +49,33 @@ export async function openHookSession(options: HookSessionOptions): Promise<Hook
   const scope: PathScope = { root, givenRoot: options.project, extraRoots, storeDirectory };
   const open = (sessionId: string, mode: 'create' | 'resume', followMoves = true) =>
     Session.open({ storage, root, sessionId, mode, followMoves, durable: true, maxFileBytes, confinement: { extraRoots, storeDirectory } });
-  const deadline = Date.now() + options.lockWaitMs;
+  return await retryWhileLocked(options.lockWaitMs, async () => {
+    const session = await openOrCreate(open, options.sessionId);
+    const recover = () => recoverRewinds(session, (sessionId) => open(sessionId, 'resume', false));
+    try {
+      await recover();
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
+    const close = async () => {
+      await session.close();
+      await storage.close();
+    };
+    return { session, scope, storage, recover, close };
+  });
+}
+
+/**
+ * Runs `attempt` until it does not fail with `SESSION_LOCKED`, or until
+ * `lockWaitMs` has passed (then its last failure is thrown).
+ */
+export async function retryWhileLocked<T>(lockWaitMs: number, attempt: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + lockWaitMs;
   let pause = 5;
   for (;;) {
     try {
-      const session = await openOrCreate(open, options.sessionId);
-      try {
-        await recoverRewinds(session, (sessionId) => open(sessionId, 'resume', false));
-      } catch (error) {
-        await session.close();
-        throw error;
-      }
-      return { session, scope, close: () => session.close() };
+      return await attempt();
     } catch (error) {
       if (!(RewindableError.isInstance(error) && error.code === RewindableErrorCode.SESSION_LOCKED) || Date.now() >= deadline) throw error;
     }

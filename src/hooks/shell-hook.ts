@@ -4,7 +4,16 @@ import { captureScope } from './capture-scope.js';
 import { ensureCheckpoint } from './ensure-checkpoint.js';
 import type { HookEvent } from './hook-event.js';
 import type { HookSession } from './hook-session.js';
-import { ShellScanState } from './shell-scan-state.js';
+import { ShellScanState, type ScanBefore } from './shell-scan-state.js';
+
+/**
+ * The scans before commands, also kept in memory by the process that took
+ * them, for a resident server whose after-hook of the same call comes to the
+ * same session object: it need not read back and parse every file's
+ * signature. The file stays the truth for any other process.
+ */
+const scansInMemory = new WeakMap<object, Map<string, ScanBefore>>();
+const keptScans = 8;
 
 /**
  * Before a shell command: a scan of the project, which backs up every file
@@ -20,10 +29,19 @@ export async function scanAroundShell(opened: HookSession, event: Extract<HookEv
   const scans = new ShellScanState(storeDir, session.root, session.sessionId);
   if (event.kind === 'shell-before') {
     const snapshot = await snapshotScope(session, capture);
-    if (event.toolUseId !== undefined) scans.save(event.toolUseId, snapshot);
+    if (event.toolUseId !== undefined) {
+      scans.save(event.toolUseId, snapshot);
+      let kept = scansInMemory.get(session);
+      if (kept === undefined) scansInMemory.set(session, (kept = new Map()));
+      kept.set(event.toolUseId, snapshot);
+      // A call whose after-hook never comes (denied, interrupted) is not kept for ever.
+      if (kept.size > keptScans) kept.delete(kept.keys().next().value!);
+    }
     return;
   }
-  const before = event.toolUseId !== undefined ? scans.take(event.toolUseId) : undefined;
+  const kept = event.toolUseId !== undefined ? scansInMemory.get(session)?.get(event.toolUseId) : undefined;
+  if (kept !== undefined) scansInMemory.get(session)!.delete(event.toolUseId!);
+  const before = kept ?? (event.toolUseId !== undefined ? scans.take(event.toolUseId) : undefined);
   if (before === undefined) {
     // No scan before it to compare with: the scan still backs up what appeared since the last recorded one, the record lists nothing.
     await snapshotScope(session, capture);

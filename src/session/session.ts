@@ -46,10 +46,12 @@ export class Session {
   private readonly storedBlobs = new Set<string>();
   private headerWritten = false;
   private readonly forkedFrom: SessionOpenOptions['forkedFrom'];
+  /** Let go by `unlock()` until `relock()`: no write may happen meanwhile. */
+  private unlocked = false;
 
   private constructor(
     options: SessionOpenOptions,
-    private readonly lock: StorageLock | undefined,
+    private lock: StorageLock | undefined,
   ) {
     this.state = new SessionState(options.root, options.confinement);
     this.log = new SessionLog(options.storage, { projectKey: encodeProjectKey(options.root), sessionId: options.sessionId });
@@ -261,7 +263,35 @@ export class Session {
    * newer lock must not let this stale session write.
    */
   async assertLockHeld(): Promise<void> {
+    if (this.unlocked) {
+      throw new RewindableError(RewindableErrorCode.SESSION_LOCKED, `Session ${this.sessionId} was unlocked by this process and not locked again: nothing was written.`);
+    }
     await this.lock?.assertHeld?.();
+  }
+
+  /**
+   * Lets go of the writer's lock while keeping the session in memory, so
+   * other processes can open it (a resident hook server between events).
+   * Nothing can be written until `relock()`.
+   */
+  async unlock(): Promise<void> {
+    if (this.lock === undefined || this.unlocked) return;
+    const lock = this.lock;
+    this.unlocked = true;
+    this.lock = undefined;
+    await lock.release();
+  }
+
+  /**
+   * Takes the writer's lock again after `unlock()` (`SESSION_LOCKED` while
+   * another process holds it). The in-memory state is what it was at
+   * `unlock()`: a caller that cannot tell nobody else wrote the session
+   * meanwhile must open it again instead.
+   */
+  async relock(): Promise<void> {
+    if (!this.unlocked) return;
+    this.lock = await this.log.storage.lock?.(this.log.key);
+    this.unlocked = false;
   }
 
   /** Releases the writer's lock. */

@@ -3,6 +3,7 @@ import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claud
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
 import { tempProject } from '../helpers/temp-project.js';
+import { hookEnvironment } from './helpers/hook-runner.js';
 import { bundledClaudeCode, claudeEnvironment, promptStream } from '../integrations/helpers/claude-environment.js';
 import { scriptByPrompt, startFakeAnthropicApi, type ScriptedBlock } from '../integrations/helpers/fake-anthropic-api.js';
 
@@ -50,7 +51,7 @@ describe.skipIf(bundledClaudeCode() === undefined)('Claude Code with the rewinda
     const installed = await runCli(cli, ['hooks', 'install', 'claude-code', '--project', project.root]);
     expect(installed.code).toBe(0);
     const initial = project.snapshot();
-    const env = { ...claude.env, REWINDABLE_HOME: project.store };
+    const env = { ...claude.env, ...hookEnvironment(cli, project.store) };
 
     const prompts = promptStream();
     const prompt: SDKUserMessage = { type: 'user', message: { role: 'user', content: 'HOOKS-TURN: swap pears for plums and run the codemod' }, parent_tool_use_id: null, uuid: randomUUID() };

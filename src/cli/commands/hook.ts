@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { failureAnswer, type HookAnswer } from '../../hooks/hook-answer.js';
-import { eventNameOf, HookInputError, parseHookEvent, phaseOf, type HookPhase } from '../../hooks/hook-event.js';
+import { answerHookText } from '../../hooks/answer-hook.js';
+import type { HookAnswer } from '../../hooks/hook-answer.js';
 import { stringValue, stringValues, type Command, type Invocation } from '../command.js';
 import { UsageError, type ExitCode } from '../exit-codes.js';
 
 /** Parallel hooks of one agent wait this long for each other (and for a rewind) before a call fails. */
-const defaultLockWaitSeconds = 20;
+export const defaultLockWaitSeconds = 20;
 
 export const hookCommand: Command = {
   name: 'hook',
@@ -38,18 +38,8 @@ export const hookCommand: Command = {
 };
 
 async function handle(invocation: Invocation, text: string, lockWaitMs: number): Promise<HookAnswer> {
-  let phase: HookPhase = phaseOf(eventNameOf(text));
-  try {
-    const event = parseHookEvent(text);
-    if (event.kind === 'ignored') return { exitCode: 0 };
-    phase = event.kind === 'prompt' ? 'prompt' : event.kind === 'shell-after' ? 'after-tool' : 'before-tool';
-    // Loaded only for an event with work to do: the store, the session and the capture scan.
-    const { runHook } = await import('../../hooks/run-hook.js');
-    const extraRoots = stringValues(invocation, 'extra-root').map((directory) => path.resolve(invocation.terminal.cwd, directory));
-    return await runHook(event, { storeDir: invocation.storeDir, project: projectOf(invocation), extraRoots, lockWaitMs });
-  } catch (error) {
-    return failureAnswer(phase, failureMessage(phase, text, error));
-  }
+  const extraRoots = stringValues(invocation, 'extra-root').map((directory) => path.resolve(invocation.terminal.cwd, directory));
+  return await answerHookText(text, { storeDir: invocation.storeDir, project: projectOf(invocation), extraRoots, lockWaitMs });
 }
 
 function projectOf(invocation: Invocation): string | undefined {
@@ -59,27 +49,6 @@ function projectOf(invocation: Invocation): string | undefined {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value !== undefined && value !== '' ? value : undefined;
-}
-
-/** What went wrong, said to whoever reads it: the model (a blocked call) or the user (a warning). */
-function failureMessage(phase: HookPhase, text: string, error: unknown): string {
-  const reason = error instanceof HookInputError ? error.message : error instanceof Error ? error.message : String(error);
-  if (phase === 'before-tool') {
-    const tool = toolNameOf(text);
-    return `rewindable could not back up the files before this ${tool ?? 'tool'} call, so the call was blocked: ${reason}`;
-  }
-  if (phase === 'prompt') return `rewindable took no checkpoint for this prompt, so a rewind cannot go back to just before it: ${reason}`;
-  if (phase === 'after-tool') return `rewindable could not record what this ${toolNameOf(text) ?? 'tool'} call changed; files it created may survive a rewind: ${reason}`;
-  return `rewindable hook: ${reason}`;
-}
-
-function toolNameOf(text: string): string | undefined {
-  try {
-    const value = JSON.parse(text) as { tool_name?: unknown };
-    return typeof value.tool_name === 'string' ? value.tool_name : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function answer(invocation: Invocation, result: HookAnswer): ExitCode {

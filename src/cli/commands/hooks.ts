@@ -1,8 +1,10 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { choiceValue, flagValue, stringValue, type Command, type Invocation } from '../command.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
+import { formatTable, plural } from '../format.js';
 
 const scopes = ['project', 'local', 'user'] as const;
 type Scope = (typeof scopes)[number];
@@ -11,23 +13,39 @@ const agents = ['claude-code'];
 export const hooksCommand: Command = {
   name: 'hooks',
   description:
-    'ACTION is install or uninstall; AGENT is claude-code. install adds the rewindable hooks (UserPromptSubmit; PreToolUse of Write, Edit, ' +
+    'ACTION is install, uninstall, status or stop. install and uninstall take an AGENT, claude-code. install adds the rewindable hooks (UserPromptSubmit; PreToolUse of Write, Edit, ' +
     'MultiEdit, NotebookEdit and Bash; PostToolUse and PostToolUseFailure of Bash) to Claude Code\'s settings, beside the hooks already there: ' +
     'other keys and hooks are kept, a second install changes nothing, and a file that is not a JSON object is left alone with an error. ' +
     'uninstall takes out only the rewindable hooks. --scope project writes .claude/settings.json of the project (--project, else the current ' +
     'directory), local .claude/settings.local.json (not meant for version control), user ~/.claude/settings.json ($CLAUDE_CONFIG_DIR when set). ' +
-    '--print only prints the hooks as JSON. The hooks run COMMAND hook; COMMAND defaults to this Node and this rewindable, by absolute path.',
-  positionals: { required: ['ACTION', 'AGENT'] },
+    '--print only prints the hooks as JSON. The hooks run COMMAND hook; COMMAND defaults to this Node and this rewindable, by absolute path. ' +
+    'status lists the resident hook servers of this user (one per project, started by the first hook call; see docs/hooks.md): project, pid, ' +
+    'idle time. stop stops the server of the project (--project, else the current directory), or every one with --all; the next hook call starts a new one.',
+  positionals: { required: ['ACTION'], repeated: 'AGENT' },
   options: {
     scope: { type: 'string', value: 'SCOPE', choices: scopes, description: 'Which settings file: project (default), local or user.' },
     project: { type: 'string', value: 'DIR', description: 'The project whose .claude/ to write (default: the current directory).' },
     command: { type: 'string', value: 'COMMAND', description: 'How the hooks run rewindable, e.g. "npx --no-install rewindable" (default: this Node and this rewindable, by absolute path).' },
     print: { type: 'boolean', description: 'Print the hooks as JSON instead of writing a settings file.' },
+    all: { type: 'boolean', description: 'stop: every hook server of this user.' },
   },
-  examples: ['rewindable hooks install claude-code', 'rewindable hooks install claude-code --scope user', 'rewindable hooks install claude-code --print', 'rewindable hooks uninstall claude-code'],
+  examples: [
+    'rewindable hooks install claude-code',
+    'rewindable hooks install claude-code --scope user',
+    'rewindable hooks install claude-code --print',
+    'rewindable hooks uninstall claude-code',
+    'rewindable hooks status',
+    'rewindable hooks stop --all',
+  ],
   async run(invocation) {
-    const [action, agent] = invocation.positionals as [string, string];
-    if (action !== 'install' && action !== 'uninstall') throw new UsageError(`Unknown action ${JSON.stringify(action)}: use install or uninstall.`, 'hooks');
+    const [action, agent, extra] = invocation.positionals as [string, string | undefined, string | undefined];
+    if (action === 'status' || action === 'stop') {
+      if (agent !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(agent)}: hooks ${action} takes no AGENT.`, 'hooks');
+      return action === 'status' ? await status(invocation) : await stop(invocation);
+    }
+    if (action !== 'install' && action !== 'uninstall') throw new UsageError(`Unknown action ${JSON.stringify(action)}: use install, uninstall, status or stop.`, 'hooks');
+    if (agent === undefined) throw new UsageError(`hooks ${action} needs an AGENT: claude-code.`, 'hooks');
+    if (extra !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(extra)}.`, 'hooks');
     if (!agents.includes(agent)) throw new UsageError(`Unknown agent ${JSON.stringify(agent)}: hooks are installed for ${agents.join(', ')} (for other agents see docs/hooks.md).`, 'hooks');
     const { changeSettings, claudeCodeHooks } = await import('../../hooks/claude-settings.js');
     const command = `${stringValue(invocation, 'command') ?? defaultCommand()} hook`;
@@ -48,6 +66,66 @@ export const hooksCommand: Command = {
     return ExitCode.success;
   },
 };
+
+/** `hooks status`: the running hook servers. */
+async function status(invocation: Invocation): Promise<ExitCode> {
+  const { runningServers } = await import('../../hooks/server/running-servers.js');
+  const { servers, refused } = await runningServers(invocation.terminal.env);
+  const { out } = invocation;
+  if (invocation.json) {
+    out.line(JSON.stringify({ servers: servers.map(describe), ...(refused !== undefined ? { refused } : {}) }, null, 2));
+    return ExitCode.success;
+  }
+  if (refused !== undefined) out.note(`No hook server can run: ${refused}. Hooks run in their own process.`);
+  if (servers.length === 0) {
+    out.line('No hook servers are running.');
+    return ExitCode.success;
+  }
+  out.line(out.style.bold(plural(servers.length, 'hook server')));
+  out.line();
+  out.line(
+    formatTable(
+      ['PROJECT', 'PID', 'IDLE', 'EVENTS', 'STORE'],
+      servers.map((server) => [server.target.project, String(server.pid), `${Math.round(server.idleMs / 1000)} s`, String(server.events), server.target.storeDir]),
+      out.style.bold,
+    ),
+  );
+  return ExitCode.success;
+}
+
+/** `hooks stop`: the server of one project, or every one. */
+async function stop(invocation: Invocation): Promise<ExitCode> {
+  const { runningServers, stopServer } = await import('../../hooks/server/running-servers.js');
+  const all = flagValue(invocation, 'all');
+  const given = stringValue(invocation, 'project');
+  if (all && given !== undefined) throw new UsageError('Give --project or --all, not both.', 'hooks');
+  const project = path.resolve(invocation.terminal.cwd, given ?? '.');
+  const real = realPathOf(project);
+  const { servers } = await runningServers(invocation.terminal.env);
+  const chosen = servers.filter((server) => all || server.target.projectReal === real || server.target.project === project);
+  const stopped = [];
+  for (const server of chosen) if (await stopServer(server)) stopped.push(server);
+  const { out } = invocation;
+  if (invocation.json) {
+    out.line(JSON.stringify({ stopped: stopped.map(describe) }, null, 2));
+    return ExitCode.success;
+  }
+  if (chosen.length === 0) out.line(all ? 'No hook servers are running.' : `No hook server is running for ${project}.`);
+  else out.line(`Stopped ${plural(stopped.length, 'hook server')}${stopped.length < chosen.length ? ` (${chosen.length - stopped.length} did not exit within 10 s)` : ''}.`);
+  return stopped.length < chosen.length ? ExitCode.failure : ExitCode.success;
+}
+
+function describe(server: { pid: number; target: { project: string; storeDir: string; extraRoots: string[] }; idleMs: number; events: number; startedAt: string }) {
+  return { project: server.target.project, pid: server.pid, idleSeconds: Math.round(server.idleMs / 1000), events: server.events, store: server.target.storeDir, extraRoots: server.target.extraRoots, startedAt: server.startedAt };
+}
+
+function realPathOf(directory: string): string {
+  try {
+    return fs.realpathSync.native(directory);
+  } catch {
+    return directory;
+  }
+}
 
 function settingsFile(invocation: Invocation, scope: Scope): string {
   const { env, cwd } = invocation.terminal;

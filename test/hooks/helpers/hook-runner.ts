@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { runCli, type BuiltCli, type CliRun } from '../../cli/helpers/built-cli.js';
 
@@ -47,9 +49,20 @@ export const events = {
   }),
 };
 
+/**
+ * The environment of hooks run by a test: their resident servers' sockets
+ * under the test binary's own directory (never the user's), and servers that
+ * exit soon after the test's last event.
+ */
+export function hookEnvironment(cli: BuiltCli, store: string, more: Record<string, string> = {}): Record<string, string> {
+  const runtime = path.join(cli.home, 'run');
+  fs.mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  return { REWINDABLE_HOME: store, XDG_RUNTIME_DIR: runtime, REWINDABLE_HOOK_SERVER_IDLE: '20', ...more };
+}
+
 /** `rewindable hook` in a child process, the event as JSON on stdin, the store in `store`. */
-export function runHook(cli: BuiltCli, store: string, event: object | string, args: string[] = []): Promise<CliRun> {
-  return runCli(cli, ['hook', ...args], { input: typeof event === 'string' ? event : JSON.stringify(event), env: { REWINDABLE_HOME: store } });
+export function runHook(cli: BuiltCli, store: string, event: object | string, args: string[] = [], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(cli, ['hook', ...args], { input: typeof event === 'string' ? event : JSON.stringify(event), env: hookEnvironment(cli, store, env) });
 }
 
 /** Runs a shell command in the project, as the Bash tool does. */

@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { rewindableSessionIdOf } from '../agent-session-id.js';
+import { proceed } from '../hook-answer.js';
+import { openHookSession, retryWhileLocked, type HookSession } from '../hook-session.js';
+import { handleEvent, type HandledEvent, type RunHookOptions } from '../run-hook.js';
+import type { HookAnswer } from '../hook-answer.js';
+
+/** Sessions kept open at once; the least recently used is closed beyond this (an agent rarely has more than a few). */
+const maximumOpen = 8;
+
+interface Resident {
+  opened: HookSession;
+  /** The identity of the session's log and pack when this server last let go of its lock. */
+  seen: string;
+}
+
+/**
+ * The sessions of one project kept open between hook events, with what the
+ * capture scope's last scan found, so the next scan walks only what changed.
+ * The lock is held only while an event is handled: between events any other
+ * process (a rewind, a manager) may open the session. When its log or pack
+ * changed meanwhile, the session is opened again from disk before the
+ * event; otherwise the memory is exactly what the disk says.
+ */
+export class ResidentSessions {
+  private readonly residents = new Map<string, Resident>();
+
+  /** The `HookRunner` of a server: the event's work in its kept session, answered once it is durable. */
+  readonly run = async (event: HandledEvent, options: RunHookOptions): Promise<HookAnswer> => {
+    const sessionId = rewindableSessionIdOf(event.sessionId);
+    const opened = await this.acquire(sessionId, options);
+    try {
+      await handleEvent(opened, event, options.storeDir);
+    } catch (error) {
+      // What the failed event left in memory is not trusted: the next event reads the disk.
+      await this.drop(sessionId);
+      throw error;
+    }
+    const resident = this.residents.get(sessionId)!;
+    resident.seen = identityOf(opened);
+    await opened.session.unlock();
+    return proceed;
+  };
+
+  get size(): number {
+    return this.residents.size;
+  }
+
+  /** Closes every session (their locks are let go already between events) and the store's open files. */
+  async closeAll(): Promise<void> {
+    for (const sessionId of [...this.residents.keys()]) await this.drop(sessionId);
+  }
+
+  private async acquire(sessionId: string, options: RunHookOptions): Promise<HookSession> {
+    const kept = this.residents.get(sessionId);
+    if (kept !== undefined) {
+      // Most recently used last.
+      this.residents.delete(sessionId);
+      this.residents.set(sessionId, kept);
+      await retryWhileLocked(options.lockWaitMs, () => kept.opened.session.relock());
+      if (identityOf(kept.opened) === kept.seen) {
+        try {
+          await kept.opened.recover();
+          return kept.opened;
+        } catch (error) {
+          await this.drop(sessionId);
+          throw error;
+        }
+      }
+      // Written by another process since (a rewind, another manager): read again from disk.
+      await this.drop(sessionId);
+    }
+    const opened = await openHookSession({ project: options.project!, storeDir: options.storeDir, sessionId, extraRoots: options.extraRoots, lockWaitMs: options.lockWaitMs });
+    this.residents.set(sessionId, { opened, seen: '' });
+    while (this.residents.size > maximumOpen) await this.drop(this.residents.keys().next().value!);
+    return opened;
+  }
+
+  private async drop(sessionId: string): Promise<void> {
+    const resident = this.residents.get(sessionId);
+    if (resident === undefined) return;
+    this.residents.delete(sessionId);
+    await resident.opened.close().catch(() => undefined);
+  }
+}
+
+/** The identity of the session's log and pack: any append, replacement or truncation by anyone changes it. */
+function identityOf({ session, storage }: HookSession): string {
+  const key = session.log.key;
+  const files = [storage.logPath(key), path.join(storage.directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`)];
+  return files
+    .map((file) => {
+      try {
+        const stat = fs.lstatSync(file, { bigint: true });
+        return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+      } catch {
+        return 'none';
+      }
+    })
+    .join(' ');
+}
