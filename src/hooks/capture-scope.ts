@@ -7,6 +7,5 @@ import type { HookSession } from './hook-session.js';
  * here too, once per event, for the session it keeps open.
  */
 export function captureScope({ session, scope }: HookSession): ResolvedCapture {
-  const options = true; // FILE-WATCHER JOURNAL: a resident server would pass { journal: true } here once the capture scope offers it.
-  return resolveCapture(options, session.root, scope.storeDirectory)!;
+  return resolveCapture(true, session.root, scope.storeDirectory)!;
 }

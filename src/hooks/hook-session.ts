@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { ScopeJournal } from '../capture/journal/scope-journal.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { noteFilesystemOf } from '../fs/stat-signature.js';
 import { canonicalLocation, type PathScope } from '../paths.js';
@@ -30,6 +31,8 @@ export interface HookSession {
   recover(): Promise<void>;
   /** Releases the lock and the store's open files. */
   close(): Promise<void>;
+  /** A resident server's file-watcher journal of the capture scope, while it keeps the session open. */
+  journal?: ScopeJournal;
 }
 
 /**

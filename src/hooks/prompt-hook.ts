@@ -23,12 +23,14 @@ export async function checkpointPrompt(opened: HookSession, prompt: string, prom
     await recordUserMessage(session, message, { uuid: id });
     return;
   }
-  const [{ checkpointWithScan }, { recordMessage }, { captureScope }] = await Promise.all([
+  const [{ checkpointWithScan }, { checkpointWithJournal }, { recordMessage }, { captureScope }] = await Promise.all([
     import('../capture/capture-scan.js'),
+    import('../capture/journal/journal-scan.js'),
     import('../conversation/conversation.js'),
     import('./capture-scope.js'),
   ]);
   // The scan first: it decides which turn a file that appeared belongs to, by the checkpoints before this one.
-  await checkpointWithScan(session, id, captureScope(opened));
+  if (opened.journal === undefined) await checkpointWithScan(session, id, captureScope(opened));
+  else await checkpointWithJournal(session, id, captureScope(opened), opened.journal);
   await recordMessage(session, { type: 'user', uuid: id, message });
 }

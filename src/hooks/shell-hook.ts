@@ -1,10 +1,11 @@
 import { recordCommandChanges } from '../capture/capture-command.js';
 import { snapshotScope } from '../capture/capture-scan.js';
+import { recordCommandChangesWithJournal, scanBeforeCommand, type CommandScanBefore } from '../capture/journal/journal-scan.js';
 import { captureScope } from './capture-scope.js';
 import { ensureCheckpoint } from './ensure-checkpoint.js';
 import type { HookEvent } from './hook-event.js';
 import type { HookSession } from './hook-session.js';
-import { ShellScanState, type ScanBefore } from './shell-scan-state.js';
+import { ShellScanState } from './shell-scan-state.js';
 
 /**
  * The scans before commands, also kept in memory by the process that took
@@ -12,7 +13,7 @@ import { ShellScanState, type ScanBefore } from './shell-scan-state.js';
  * same session object: it need not read back and parse every file's
  * signature. The file stays the truth for any other process.
  */
-const scansInMemory = new WeakMap<object, Map<string, ScanBefore>>();
+const scansInMemory = new WeakMap<object, Map<string, CommandScanBefore>>();
 const keptScans = 8;
 
 /**
@@ -21,19 +22,22 @@ const keptScans = 8;
  * the command removes or rewrites can be restored. After it: a scan that
  * backs up what the command created as "absent" (a rewind deletes it), and
  * the command's record, compared with the scan before when that hook ran.
+ * A resident server's session that follows the scope with a file watcher
+ * (`opened.journal`) examines only what the watcher saw change.
  */
 export async function scanAroundShell(opened: HookSession, event: Extract<HookEvent, { kind: 'shell-before' | 'shell-after' }>, storeDir: string): Promise<void> {
-  const { session } = opened;
+  const { session, journal } = opened;
   await ensureCheckpoint(session);
   const capture = captureScope(opened);
   const scans = new ShellScanState(storeDir, session.root, session.sessionId);
   if (event.kind === 'shell-before') {
-    const snapshot = await snapshotScope(session, capture);
+    const before: CommandScanBefore = journal === undefined ? { via: 'full', snapshot: await snapshotScope(session, capture) } : await scanBeforeCommand(session, capture, journal);
     if (event.toolUseId !== undefined) {
-      scans.save(event.toolUseId, snapshot);
+      // On disk for an after-hook run by another process; a journaled scan is only good to the process that watches.
+      if (before.via === 'full') scans.save(event.toolUseId, before.snapshot);
       let kept = scansInMemory.get(session);
       if (kept === undefined) scansInMemory.set(session, (kept = new Map()));
-      kept.set(event.toolUseId, snapshot);
+      kept.set(event.toolUseId, before);
       // A call whose after-hook never comes (denied, interrupted) is not kept for ever.
       if (kept.size > keptScans) kept.delete(kept.keys().next().value!);
     }
@@ -41,7 +45,12 @@ export async function scanAroundShell(opened: HookSession, event: Extract<HookEv
   }
   const kept = event.toolUseId !== undefined ? scansInMemory.get(session)?.get(event.toolUseId) : undefined;
   if (kept !== undefined) scansInMemory.get(session)!.delete(event.toolUseId!);
-  const before = kept ?? (event.toolUseId !== undefined ? scans.take(event.toolUseId) : undefined);
+  if (kept?.via === 'journal' && journal !== undefined) {
+    await recordCommandChangesWithJournal(session, capture, journal, kept, event.command);
+    scans.remove(event.toolUseId!);
+    return;
+  }
+  const before = kept?.via === 'full' ? kept.snapshot : event.toolUseId !== undefined ? scans.take(event.toolUseId) : undefined;
   if (before === undefined) {
     // No scan before it to compare with: the scan still backs up what appeared since the last recorded one, the record lists nothing.
     await snapshotScope(session, capture);

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ScopeJournal } from '../../capture/journal/scope-journal.js';
 import { rewindableSessionIdOf } from '../agent-session-id.js';
+import { captureScope } from '../capture-scope.js';
 import { proceed } from '../hook-answer.js';
 import { openHookSession, retryWhileLocked, type HookSession } from '../hook-session.js';
 import { handleEvent, type HandledEvent, type RunHookOptions } from '../run-hook.js';
@@ -72,6 +74,8 @@ export class ResidentSessions {
       await this.drop(sessionId);
     }
     const opened = await openHookSession({ project: options.project!, storeDir: options.storeDir, sessionId, extraRoots: options.extraRoots, lockWaitMs: options.lockWaitMs });
+    // Kept open between events, the session can follow the scope with a file watcher: scans examine only what changed.
+    opened.journal = new ScopeJournal(opened.session.root, captureScope(opened).include);
     this.residents.set(sessionId, { opened, seen: '' });
     while (this.residents.size > maximumOpen) await this.drop(this.residents.keys().next().value!);
     return opened;
@@ -81,6 +85,7 @@ export class ResidentSessions {
     const resident = this.residents.get(sessionId);
     if (resident === undefined) return;
     this.residents.delete(sessionId);
+    resident.opened.journal?.stop();
     await resident.opened.close().catch(() => undefined);
   }
 }
