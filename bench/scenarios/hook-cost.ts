@@ -56,6 +56,10 @@ export const hookCost: Scenario = {
       context.log('hooks: the first scan of the project (untimed)');
       hook(shell.bash('before', 'first'));
       hook(shell.bash('after', 'first'));
+      // Two more turns, untimed: the checkpoints of their prompts start the server's file-watcher journal, as the
+      // turns of a session in progress have (the first prompt after a scan starts it, the next waits out its start-up).
+      hook(shell.prompt('Second turn'));
+      hook(shell.prompt('Third turn'));
       let edited = 0;
       let commands = 0;
       const node: InProcessBenchmark<string> = {
@@ -110,7 +114,8 @@ export const hookCost: Scenario = {
             'backed up) is untimed; each PostToolUse sample follows an untimed PreToolUse and a command that changes one file and creates one.',
           `${samples} samples of node, the prompt and the Edit, ${scanSamples} of each Bash hook, in two blocks alternating between contenders.`,
           'Each hook is the thin client of the project\'s resident hook server (docs/hooks.md), started by the first, untimed, hook call: ' +
-            'the figures are those of an agent session in progress.',
+            'the figures are those of an agent session in progress: two untimed turns after the first scan have started the server\'s file-watcher journal, so the Bash hooks examine only what changed ' +
+            '(until then, in the first turn of a session, each Bash hook scans the whole project).',
         ],
         rows,
       };

@@ -130,6 +130,40 @@ describe('rewindable hook through the resident hook server', () => {
     expect(project.read('a.txt').toString()).toBe('after\n');
   });
 
+  it('once its journal runs, Bash hooks still see every change: a rewind brings back the tree byte for byte', async () => {
+    const project = tempProject();
+    for (const name of ['a.txt', 'b.txt', 'g.txt', 'keep/k.txt']) project.write(name, `${name} v1\n`);
+    const agent = agentSession(project.root);
+    const bash = async (command: string) => {
+      const input = { command };
+      const pre = events.preTool(agent, 'Bash', input);
+      expect(await runHook(cli, project.store, pre)).toEqual(ok);
+      await shell(project.root, command);
+      expect(await runHook(cli, project.store, events.postTool(agent, 'Bash', input, pre.tool_use_id))).toEqual(ok);
+    };
+    await runHook(cli, project.store, events.prompt(agent, 'First turn'));
+    await bash('echo one > one.txt');
+    // The prompts after a scan start the server's file watcher and wait out its start-up.
+    await runHook(cli, project.store, events.prompt(agent, 'Second turn'));
+    await bash('echo two >> one.txt');
+    expect(await runHook(cli, project.store, events.prompt(agent, 'Third turn'))).toEqual(ok);
+    const beforeThird = project.snapshot();
+    await bash("sed -i 's/v1/v2/' a.txt && rm b.txt && mkdir -p d/e && echo deep > d/e/f.txt && mv g.txt h.txt");
+    await bash('echo more >> a.txt && rm -r keep && ln -s a.txt link');
+    expect(await runHook(cli, project.store, events.prompt(agent, 'Fourth turn'))).toEqual(ok);
+    await bash('echo late > late.txt');
+    expect(project.read('a.txt').toString()).toBe('a.txt v2\nmore\n');
+
+    const third = (await checkpointIds(project, agent.sessionId)).find((checkpoint) => checkpoint.prompt === 'Third turn')!;
+    const rewound = await rewindable(cli, project.store, ['rewind', agent.sessionId, third.id, '--yes']);
+    expect(rewound.stderr).toBe('');
+    expect(rewound.code).toBe(0);
+    // Every file as before the third turn; directories made by shell commands stay (empty), as the README's limits say.
+    const { 'd/': made, 'd/e/': madeInside, ...rest } = project.snapshot();
+    expect([made, madeInside]).toEqual(['dir 755', 'dir 755']);
+    expect(rest).toEqual(beforeThird);
+  });
+
   it('a server killed in the middle of an event: the hook still answers, nothing acknowledged is lost, and a rewind restores every file', async () => {
     const project = tempProject();
     for (let index = 0; index < 3000; index++) project.write(`tree/${index % 30}/file-${index}.txt`, `content ${index}\n`.repeat(20));
