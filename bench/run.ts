@@ -33,7 +33,7 @@ import { rewindPeakMemory } from './scenarios/rewind-peak-memory.js';
 import { storeSize } from './scenarios/store-size.js';
 import { trackedEdit } from './scenarios/tracked-edit.js';
 
-const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, captureJournal, cliStartup, hookCost];
+const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, cliStartup, hookCost, captureJournal];
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArguments(argv: readonly string[]) {

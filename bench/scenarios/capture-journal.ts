@@ -7,7 +7,8 @@ import { generateProject } from '../lib/generated-project.js';
 import type { Figure, Row, ScenarioReport } from '../lib/results.js';
 import type { Scenario, ScenarioContext } from '../lib/scenario.js';
 import { ShadowGit } from '../lib/shadow-git.js';
-import { seededRandom, sourceFile } from '../lib/source-text.js';
+import { sourceFile } from '../lib/source-text.js';
+import { rotate, shuffled } from '../lib/ordering.js';
 import { sleep, stopwatch, summarize } from '../lib/timing.js';
 import { editFirstLine } from '../lib/turn-edits.js';
 import { copyTree, removeTree, settleDisk, treeBytes } from '../lib/workspace.js';
@@ -328,18 +329,3 @@ function listRelative(root: string): string[] {
   return found.sort();
 }
 
-/** The list rotated by `by` places: each contender goes first in turn. */
-function rotate<T>(list: readonly T[], by: number): T[] {
-  const shift = by % list.length;
-  return [...list.slice(shift), ...list.slice(0, shift)];
-}
-
-function shuffled<T>(list: readonly T[], seed: number): T[] {
-  const random = seededRandom(seed);
-  const copy = [...list];
-  for (let index = copy.length - 1; index > 0; index--) {
-    const other = Math.floor(random() * (index + 1));
-    [copy[index], copy[other]] = [copy[other]!, copy[index]!];
-  }
-  return copy;
-}

@@ -92,7 +92,15 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
     via: 'full',
     fullScanReason,
   };
-  for (const record of prepared.records) {
+  addCheckpointChanges(session, prepared.records, report);
+  await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
+  keepScopeIndex(session, nextIndex(session, walk, previous));
+  return report;
+}
+
+/** Each file a checkpoint record of `records` names, as created, deleted or modified against its latest version (before `records` are appended). */
+export function addCheckpointChanges(session: Session, records: readonly LogRecord[], report: Pick<ScanReport, 'created' | 'modified' | 'deleted'>): void {
+  for (const record of records) {
     if (record.type !== 'checkpoint') continue;
     for (const file of record.files) {
       const absolute = fromStoredPath(file.path, session.root);
@@ -103,9 +111,6 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
       else report.modified.push(absolute);
     }
   }
-  await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
-  keepScopeIndex(session, nextIndex(session, walk, previous));
-  return report;
 }
 
 /** What the next scan compares with: each file's stat now, whether its content is known to be its latest backup, and the walk's verdicts. */

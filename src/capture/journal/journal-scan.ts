@@ -5,7 +5,7 @@ import type { Session } from '../../session/session.js';
 import type { BlobBatch } from '../../store/blob-batch.js';
 import { appendCommandRecord, recordCommandChanges } from '../capture-command.js';
 import type { ResolvedCapture } from '../capture-options.js';
-import { checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
+import { addCheckpointChanges, checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
 import { scopeIndexOf, type ScopeIndex } from '../scope-index.js';
 import { trackNewFiles, type NewFiles } from '../track-new-files.js';
 import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
@@ -184,17 +184,7 @@ async function journaledCheckpoint(session: Session, id: string, capture: Resolv
     if (left === 'unreadable') report.unreadable.push(file);
     else report.overCap.push({ path: file, size: left.size });
   }
-  for (const record of prepared.records) {
-    if (record.type !== 'checkpoint') continue;
-    for (const file of record.files) {
-      const absolute = fromStoredPath(file.path, session.root);
-      const before = session.state.latestVersion(session.state.paths.get(absolute)!).state;
-      const after = file.state.kind;
-      if (before.kind === 'absent' && after !== 'absent') report.created.push(absolute);
-      else if (before.kind !== 'absent' && after === 'absent') report.deleted.push(absolute);
-      else report.modified.push(absolute);
-    }
-  }
+  addCheckpointChanges(session, prepared.records, report);
   for (const list of [report.created, report.modified, report.deleted]) list.sort();
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
   keepJournaledScan(session, state, walk);
