@@ -131,7 +131,7 @@ export function readmeSection(reports: readonly ScenarioReport[], run: RunDescri
     ...targetsTable(targets),
     '',
     ...(run.chartFile === undefined ? [] : [`![Per-turn checkpoint cost against project size](${repositoryFiles}/raw/main/docs/${run.chartFile})`, '']),
-    'Rerun: `npm run bench` (about 10 minutes on 2 cores; writes docs/benchmarks.md, the chart and this section), or `npm run bench -- --only checkpoint,rewind` for some scenarios.',
+    'Rerun: `npm run bench` (about 23 minutes on 2 cores, 14 of them the journal scenario at up to 500,000 files; writes docs/benchmarks.md, the chart and this section), or `npm run bench -- --only checkpoint,rewind` for some scenarios.',
   ].join('\n');
 }
 
@@ -209,7 +209,7 @@ export function markdownReport(reports: readonly ScenarioReport[], run: RunDescr
     '',
     '```sh',
     'npm ci',
-    'npm run bench                       # everything, writes this file and the chart (about 10 minutes on 2 cores)',
+    'npm run bench                       # everything, writes this file and the chart (about 23 minutes on 2 cores, 14 of them the journal scenario at up to 500,000 files)',
     'npm run bench -- --only checkpoint  # one scenario (checkpoint, edit, rewind, dry-run, store-size, memory, capture)',
     'npm run bench -- --quick            # small sizes, for working on the benchmark itself',
     '```',
