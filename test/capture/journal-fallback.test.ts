@@ -109,6 +109,19 @@ describe('capture journal: when it falls back to the full scan', () => {
     expect(manager.lastScan).toMatchObject({ via: 'journal', created: [project.file('src/c.ts')] });
   });
 
+  it('watches a directory made again under the same name anew when a full scan took the change (ext4 reuses its inode)', async () => {
+    journalTestHooks.eventBound = 12;
+    const { project, manager } = await started();
+    fs.rmSync(project.file('src'), { recursive: true });
+    fs.mkdirSync(project.file('src'));
+    for (let index = 0; index < 12; index += 1) project.write(`gen-${index}.txt`, `${index}\n`);
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ via: 'full', fullScanReason: 'overflow' });
+    project.write('src/c.ts', 'c\n');
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ via: 'journal', created: [project.file('src/c.ts')] });
+  });
+
   it('stops the journal for good once the kernel refuses a watch (the watch limit), and keeps scanning in full', async () => {
     journalTestHooks.maxWatches = 2;
     const project = tempProject();

@@ -92,6 +92,13 @@ export class ScopeJournal {
   private readonly watchers = new Map<string, fs.FSWatcher>();
   /** The inode each watch was made on, to tell a directory replaced under the same name. */
   private readonly watchedInodes = new Map<string, number>();
+  /**
+   * Watched directories that reported themselves deleted or moved: their
+   * watch is dead or follows another directory. Kept even while the journal
+   * is uncertain, because the inode check cannot tell: a directory deleted
+   * and made again may get the same inode number (ext4 reuses them at once).
+   */
+  private readonly lostWatches = new Set<string>();
   private changes: JournalChanges = { paths: new Set(), directories: new Set(), renamed: new Set() };
   private events = 0;
   /** Why the journal cannot be trusted until the next full scan; undefined when it can. */
@@ -223,7 +230,7 @@ export class ScopeJournal {
       if (listing !== undefined && rootDev !== undefined && Number(listing.dev) !== rootDev) this.blocked = 'mount-in-scope';
       if (this.watchers.has(directory)) {
         // A directory replaced (moved away, another made in its place) since it was watched: the watch follows the old one.
-        if (listing === undefined || this.watchedInodes.get(directory) === Number(listing.ino)) continue;
+        if (!this.lostWatches.has(directory) && (listing === undefined || this.watchedInodes.get(directory) === Number(listing.ino))) continue;
         this.unwatch(directory);
       }
       if (this.watch(directory) !== undefined) return;
@@ -241,7 +248,10 @@ export class ScopeJournal {
    */
   watch(directory: string): FullScanReason | undefined {
     if (!this.enabled) return this.uncertainty();
-    if (this.watchers.has(directory)) return undefined;
+    if (this.watchers.has(directory)) {
+      if (!this.lostWatches.has(directory)) return undefined;
+      this.unwatch(directory);
+    }
     const absolute = directory === '' ? this.root : path.join(this.root, ...directory.split('/'));
     try {
       if (journalTestHooks.maxWatches !== undefined && this.watchers.size >= journalTestHooks.maxWatches) {
@@ -274,6 +284,7 @@ export class ScopeJournal {
     this.watchers.get(directory)?.close();
     this.watchers.delete(directory);
     this.watchedInodes.delete(directory);
+    this.lostWatches.delete(directory);
   }
 
   /** Closes every watcher; the journal is never used again. */
@@ -282,6 +293,7 @@ export class ScopeJournal {
     this.stopped = true;
     for (const watcher of this.watchers.values()) watcher.close();
     this.watchers.clear();
+    this.lostWatches.clear();
     this.cookieWatcher?.close();
     this.cookieWatcher = undefined;
     if (this.timer !== undefined) clearInterval(this.timer);
@@ -302,6 +314,10 @@ export class ScopeJournal {
   }
 
   private onEvent(directory: string, type: string, name: string | Buffer | null): void {
+    // inotify reports the watched directory itself deleted or moved as a 'rename' named after it (a child of the same
+    // name looks alike, and only costs a watch made again).
+    const self = type === 'rename' && name !== null && String(name) === path.basename(directory === '' ? this.root : directory);
+    if (self) this.lostWatches.add(directory);
     if (this.uncertain !== undefined) return;
     if (name === null || name === undefined) {
       this.becomeUncertain('watcher-error');
@@ -312,9 +328,8 @@ export class ScopeJournal {
       this.becomeUncertain('overflow');
       return;
     }
-    // inotify reports the watched directory itself deleted or moved as a 'rename' named after it. For a directory
-    // below the root its parent reports the same change; the root has no watched parent.
-    if (directory === '' && type === 'rename' && String(name) === path.basename(this.root)) {
+    // For a directory below the root its parent reports the same change; the root has no watched parent.
+    if (directory === '' && self) {
       this.becomeUncertain('root-recreated');
       return;
     }
