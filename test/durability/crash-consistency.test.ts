@@ -258,7 +258,9 @@ describe('crash consistency (SIGKILL at deterministic kill points)', () => {
       console.info(`crash sweep of step ${step} (${scenarioSteps[step]!.do}), durability full: ${points.length} kill points`, counts);
       // Only the calls after the end record (about one in ten) complete it: every kill before rolls it back.
       expect(counts['rolled-back'] ?? 0, `step ${step}`).toBeGreaterThanOrEqual(points.length * 0.75);
-      expect(counts['past-the-step'] ?? 0, `step ${step}`).toBeLessThanOrEqual(3);
+      // A point past the step's last call interrupts nothing. On a quiet machine none is; on a loaded one the racy
+      // rule shortens a run by a call or a few (5 of 62 measured with three other jobs on the two cores).
+      expect(counts['past-the-step'] ?? 0, `step ${step}`).toBeLessThanOrEqual(Math.ceil(points.length * 0.1));
     }
   }, 300_000);
 
