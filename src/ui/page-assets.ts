@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type * as Esbuild from 'esbuild';
 
 /** One file of the page, as served. */
 export interface PageAsset {
@@ -49,7 +50,9 @@ export class PageAssets {
   private async load(source: string, built: string): Promise<Buffer> {
     if (!this.fromSources) return fs.promises.readFile(path.join(this.directory, built));
     if (!source.endsWith('.ts')) return fs.promises.readFile(path.join(this.directory, source));
-    const esbuild = await import('esbuild');
+    // Named through a variable, so that no bundler (ours included) follows it into the package.
+    const bundler = 'esbuild';
+    const esbuild = (await import(/* @vite-ignore */ bundler)) as typeof Esbuild;
     const result = await esbuild.build({ entryPoints: [path.join(this.directory, source)], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', write: false });
     return Buffer.from(result.outputFiles[0]!.contents);
   }
