@@ -29,7 +29,10 @@ export function diffTable(patch: string, layout: DiffLayout): HTMLTableElement {
   }
   body.appendChild(fragment);
   const caption = layout === 'unified' ? 'Lines removed (−) and put back (+) by a rewind' : 'The file now (left) and at the checkpoint (right)';
-  return h('table', { class: `diff ${layout}` }, h('caption', { class: 'visually-hidden' }, caption), body);
+  // Column widths come from here: with a fixed layout, the first row (a hunk's header, one wide cell) would share them out evenly.
+  const columns = layout === 'unified' ? ['number', 'number', 'sign', 'code'] : ['number', 'code', 'number', 'code'];
+  const colgroup = h('colgroup', {}, columns.map((name) => h('col', { class: name })));
+  return h('table', { class: `diff ${layout}` }, h('caption', { class: 'visually-hidden' }, caption), colgroup, body);
 }
 
 function unifiedRows(hunk: DisplayHunk, into: DocumentFragment): void {
