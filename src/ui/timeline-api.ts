@@ -24,17 +24,16 @@ export async function sessionTimeline(sessions: TimelineSessions, sessionId: str
   const id = uuid(sessionId, 'session id');
   return sessions.read(id, async (manager) => {
     const [checkpoints, active, branchList] = await Promise.all([manager.listCheckpoints(), manager.getTranscript(), manager.listBranches()]);
-    const onActive = new Map(active.map((entry) => [entry.uuid, entry]));
-    const branches: TimelineBranch[] = [];
+    const onActive = new Set(active.map((entry) => entry.uuid));
     // Only the branches a conversation rewind or a fork left: the active one is the timeline itself.
-    for (const branch of branchList.filter((candidate) => !candidate.active)) {
-      const chain = await manager.getTranscript({ leafUuid: branch.leafUuid });
-      branches.push({ ...branch, userMessages: chain.filter((entry) => entry.type === 'user').map((entry) => ({ uuid: entry.uuid, timestamp: entry.timestamp, ...textOf(entry.message) })) });
-    }
+    const others = branchList.filter((candidate) => !candidate.active);
+    const chains = await Promise.all(others.map((branch) => manager.getTranscript({ leafUuid: branch.leafUuid })));
+    const branches: TimelineBranch[] = others.map((branch, index) => ({
+      ...branch,
+      userMessages: chains[index]!.filter((entry) => entry.type === 'user').map((entry) => ({ uuid: entry.uuid, timestamp: entry.timestamp, ...textOf(entry.message) })),
+    }));
     const touchedOf = new Map<string, string[]>();
-    for (const branch of [active, ...(await Promise.all(branches.map((branch) => manager.getTranscript({ leafUuid: branch.leafUuid }))))]) {
-      for (const entry of branch) if (entry.files !== undefined) touchedOf.set(entry.uuid, entry.files);
-    }
+    for (const chain of [active, ...chains]) for (const entry of chain) if (entry.files !== undefined) touchedOf.set(entry.uuid, entry.files);
     return {
       sessionId: manager.sessionId,
       cwd: manager.root,
@@ -67,10 +66,15 @@ export async function checkpointPreview(sessions: TimelineSessions, sessionId: s
       return rest;
     });
     const changed = files.filter((file) => file.action !== 'skip');
+    const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === target);
+    const active = await manager.getTranscript();
     return {
       sessionId: manager.sessionId,
       checkpointId: target,
       cwd: manager.root,
+      kind: checkpoint?.reason === 'pre-rewind' ? 'undo point' : 'message',
+      ...(checkpoint?.prompt !== undefined ? { prompt: checkpoint.prompt } : {}),
+      conversationRewindable: active.some((entry) => entry.uuid === target),
       files,
       counts: {
         files: changed.length,

@@ -46,6 +46,11 @@ export interface PreviewResponse {
   sessionId: string;
   checkpointId: string;
   cwd: string;
+  /** What the checkpoint is, as the CLI names it. */
+  kind: 'message' | 'undo point';
+  prompt?: string;
+  /** The checkpoint's user message is on the conversation's active branch: a rewind may take the conversation back too. */
+  conversationRewindable: boolean;
   files: PreviewFile[];
   /** The counts the confirmation repeats. */
   counts: { files: number; insertions: number; deletions: number; conflicts: number; leftAlone: number };

@@ -74,6 +74,24 @@ describe('startTimelineServer: endpoints', () => {
     expect(session.project.snapshot()).toEqual(session.atEnd);
   });
 
+  it('rewinds the conversation too when asked, and the timeline then shows the branch it left', async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+    const base = `/${server.token}/api/sessions/${session.sessionId}`;
+
+    const rewind = await httpRequest(server.port, `${base}/rewind`, sameOriginPost(server.port, { checkpointId: session.second, scope: 'both' }));
+    const timeline = await httpRequest(server.port, base);
+
+    expect(rewind.json.conversationLeaf).toBe(session.first);
+    expect(rewind.json.report.at(-1)).toBe(`Conversation rewound to just before message ${session.second}: 1 message left on the active branch; the old branch stays readable.`);
+    expect(session.project.snapshot()).toEqual(session.atSecond);
+    const byId = Object.fromEntries(timeline.json.checkpoints.map((checkpoint: { id: string; onActiveBranch: boolean }) => [checkpoint.id, checkpoint.onActiveBranch]));
+    expect(byId[session.first]).toBe(true);
+    expect(byId[session.second]).toBe(false);
+    expect(timeline.json.branches).toHaveLength(1);
+    expect(timeline.json.branches[0].userMessages.map((message: { uuid: string }) => message.uuid)).toEqual([session.first, session.second]);
+  });
+
   it('serves the page, its script and its style', async () => {
     const session = await promptedSession();
     const server = await serve(session);

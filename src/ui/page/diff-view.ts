@@ -17,33 +17,64 @@ export function noTextDiff(file: FileDiff): string | undefined {
   return undefined;
 }
 
-/** The patch as a table: one column of lines (unified) or the file now beside the file at the checkpoint (split). */
+/** Rows drawn before the table is shown: more than a screenful, few enough to show at once. */
+const firstRows = 400;
+/** Rows added per task after that, so the page stays responsive while a long diff fills in. */
+const rowsPerTask = 1500;
+
+/**
+ * The patch as a table: one column of lines (unified) or the file now
+ * beside the file at the checkpoint (split). A long patch is drawn in parts:
+ * its first rows at once, the rest in later tasks; the table gets
+ * `data-complete` once every row is in.
+ */
 export function diffTable(patch: string, layout: DiffLayout): HTMLTableElement {
-  const hunks = parsePatch(patch);
+  const rows = diffRows(parsePatch(patch), layout);
   const body = h('tbody');
-  const fragment = document.createDocumentFragment();
-  for (const hunk of hunks) {
-    fragment.appendChild(h('tr', { class: 'hunk' }, h('td', { colspan: 4 }, hunk.header)));
-    if (layout === 'unified') unifiedRows(hunk, fragment);
-    else splitRows(hunk, fragment);
-  }
-  body.appendChild(fragment);
   const caption = layout === 'unified' ? 'Lines removed (−) and put back (+) by a rewind' : 'The file now (left) and at the checkpoint (right)';
   // Column widths come from here: with a fixed layout, the first row (a hunk's header, one wide cell) would share them out evenly.
   const columns = layout === 'unified' ? ['number', 'number', 'sign', 'code'] : ['number', 'code', 'number', 'code'];
   const colgroup = h('colgroup', {}, columns.map((name) => h('col', { class: name })));
-  return h('table', { class: `diff ${layout}` }, h('caption', { class: 'visually-hidden' }, caption), colgroup, body);
+  const table = h('table', { class: `diff ${layout}` }, h('caption', { class: 'visually-hidden' }, caption), colgroup, body);
+  let shown = false;
+  const fill = (count: number): void => {
+    // A table taken out of the page (the reader moved on) is not filled any further.
+    if (shown && !table.isConnected) return;
+    shown ||= table.isConnected;
+    const fragment = document.createDocumentFragment();
+    for (let index = 0; index < count; index += 1) {
+      const next = rows.next();
+      if (next.done) {
+        body.appendChild(fragment);
+        table.dataset.complete = 'true';
+        performance.mark('rewindable:diff-complete');
+        return;
+      }
+      fragment.appendChild(next.value);
+    }
+    body.appendChild(fragment);
+    setTimeout(() => fill(rowsPerTask), 0);
+  };
+  fill(firstRows);
+  return table;
 }
 
-function unifiedRows(hunk: DisplayHunk, into: DocumentFragment): void {
+function* diffRows(hunks: readonly DisplayHunk[], layout: DiffLayout): Generator<HTMLTableRowElement> {
+  for (const hunk of hunks) {
+    yield h('tr', { class: 'hunk' }, h('td', { colspan: 4 }, hunk.header));
+    yield* layout === 'unified' ? unifiedRows(hunk) : splitRows(hunk);
+  }
+}
+
+function* unifiedRows(hunk: DisplayHunk): Generator<HTMLTableRowElement> {
   for (const part of changeRuns(hunk.lines)) {
     if (!('removed' in part)) {
-      into.appendChild(unifiedRow(part, [{ text: part.text, changed: false }]));
+      yield unifiedRow(part, [{ text: part.text, changed: false }]);
       continue;
     }
     const words = pairWords(part.removed, part.added);
-    part.removed.forEach((line, index) => into.appendChild(unifiedRow(line, words[index]?.before ?? whole(line))));
-    part.added.forEach((line, index) => into.appendChild(unifiedRow(line, words[index]?.after ?? whole(line))));
+    for (const [index, line] of part.removed.entries()) yield unifiedRow(line, words(index)?.before ?? whole(line));
+    for (const [index, line] of part.added.entries()) yield unifiedRow(line, words(index)?.after ?? whole(line));
   }
 }
 
@@ -59,24 +90,22 @@ function unifiedRow(line: PatchLine, segments: Segment[]): HTMLTableRowElement {
   );
 }
 
-function splitRows(hunk: DisplayHunk, into: DocumentFragment): void {
+function* splitRows(hunk: DisplayHunk): Generator<HTMLTableRowElement> {
   for (const part of changeRuns(hunk.lines)) {
     if (!('removed' in part)) {
       const segments = [{ text: part.text, changed: false }];
-      into.appendChild(h('tr', { class: 'context' }, ...side(part, segments, 'oldNumber'), ...side(part, segments, 'newNumber')));
+      yield h('tr', { class: 'context' }, ...side(part, segments, 'oldNumber'), ...side(part, segments, 'newNumber'));
       continue;
     }
     const words = pairWords(part.removed, part.added);
     for (let index = 0; index < Math.max(part.removed.length, part.added.length); index += 1) {
       const removed = part.removed[index];
       const added = part.added[index];
-      into.appendChild(
-        h(
-          'tr',
-          { class: 'change' },
-          ...(removed !== undefined ? side(removed, words[index]?.before ?? whole(removed), 'oldNumber') : empty()),
-          ...(added !== undefined ? side(added, words[index]?.after ?? whole(added), 'newNumber') : empty()),
-        ),
+      yield h(
+        'tr',
+        { class: 'change' },
+        ...(removed !== undefined ? side(removed, words(index)?.before ?? whole(removed), 'oldNumber') : empty()),
+        ...(added !== undefined ? side(added, words(index)?.after ?? whole(added), 'newNumber') : empty()),
       );
     }
   }
@@ -101,10 +130,17 @@ function code(segments: Segment[], kind: PatchLine['kind']): HTMLTableCellElemen
   return cell;
 }
 
-/** Word diffs of the run's removed and added lines, paired in order; a line without a counterpart is shown whole. */
-function pairWords(removed: readonly PatchLine[], added: readonly PatchLine[]): Array<{ before: Segment[]; after: Segment[] } | undefined> {
-  const pairs = Math.min(removed.length, added.length);
-  return Array.from({ length: pairs }, (_, index) => wordDiff(removed[index]!.text, added[index]!.text));
+/**
+ * Word diffs of the run's removed and added lines, paired in order, each
+ * computed when its row is drawn; a line without a counterpart is shown whole.
+ */
+function pairWords(removed: readonly PatchLine[], added: readonly PatchLine[]): (index: number) => ReturnType<typeof wordDiff> {
+  const computed = new Map<number, ReturnType<typeof wordDiff>>();
+  return (index) => {
+    if (index >= Math.min(removed.length, added.length)) return undefined;
+    if (!computed.has(index)) computed.set(index, wordDiff(removed[index]!.text, added[index]!.text));
+    return computed.get(index);
+  };
 }
 
 function whole(line: PatchLine): Segment[] {

@@ -56,6 +56,8 @@ async function render(): Promise<void> {
   if (ticket !== rendering) return;
   view.replaceChildren(...content);
   view.setAttribute('aria-busy', 'false');
+  // For the benchmark of first paint: the frame that draws the view, on the page's own clock.
+  requestAnimationFrame(() => performance.mark('rewindable:view-drawn'));
   // Keyboard and screen-reader users land on the new view's heading, as after a page load.
   (view.querySelector('h1') ?? view).focus();
 }
@@ -99,6 +101,8 @@ async function sessionsView(): Promise<Node[]> {
         h('a', { href: link.timeline(session.sessionId), class: 'prompt' }, session.firstPrompt !== undefined ? firstLine(session.firstPrompt) : '(no prompt recorded)'),
         h('div', { class: 'muted mono' }, session.sessionId),
         damaged && h('div', { class: 'warning' }, `Damaged (${session.damaged!.code}): ${session.damaged!.message}`),
+        session.interruptedRewind !== undefined &&
+          h('div', { class: 'warning' }, `A rewind interrupted at ${formatTime(session.interruptedRewind.at)} left files half rewound; the next rewind from here rolls it back first.`),
       ),
       h('td', {}, h('time', { datetime: session.lastActivity }, formatTime(session.lastActivity))),
       h('td', { class: 'count' }, damaged ? 'damaged' : String(session.checkpoints)),
@@ -184,12 +188,11 @@ function branchesSection(timeline: TimelineResponse): Node[] {
 }
 
 async function previewView(sessionId: string, checkpointId: string): Promise<Node[]> {
-  const [preview, timeline] = await Promise.all([api.preview(sessionId, checkpointId), api.timeline(sessionId)]);
-  const checkpoint = timeline.checkpoints.find((candidate) => candidate.id === preview.checkpointId);
-  const at = `${checkpoint?.reason === 'pre-rewind' ? 'undo point' : 'message'} ${preview.checkpointId}`;
+  const preview = await api.preview(sessionId, checkpointId);
+  const at = `${preview.kind} ${preview.checkpointId}`;
   const { counts } = preview;
   const heading = h('h1', { tabindex: -1 }, `Rewind to ${at}`);
-  const prompt = checkpoint?.prompt !== undefined ? h('blockquote', {}, checkpoint.prompt) : undefined;
+  const prompt = preview.prompt !== undefined ? h('blockquote', {}, preview.prompt) : undefined;
   const changed = preview.files.filter((file) => file.action !== 'skip');
   const leftAlone = preview.files.filter((file) => file.action === 'skip');
   const summary =
@@ -200,7 +203,7 @@ async function previewView(sessionId: string, checkpointId: string): Promise<Nod
   const button = h('button', { type: 'button', class: 'danger', disabled: changed.length === 0 }, 'Rewind…');
   button.addEventListener('click', () => {
     void (async () => {
-      const scope = await askToRewind(counts, checkpoint?.reason === 'message' && checkpoint.onActiveBranch);
+      const scope = await askToRewind(counts, preview.conversationRewindable);
       button.focus();
       if (scope === undefined) return;
       button.disabled = true;
