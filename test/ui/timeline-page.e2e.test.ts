@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BuiltCli } from '../cli/helpers/built-cli.js';
+import { runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
 import { promptedSession, type PromptedSession } from '../mcp/helpers/prompted-session.js';
 import { buildCliWithPage, startUi, type RunningUi } from './helpers/built-timeline.js';
 import { chromiumPath, launchChromium, noChromiumReason } from './helpers/chromium.js';
@@ -8,8 +8,8 @@ import { chromiumPath, launchChromium, noChromiumReason } from './helpers/chromi
 let cli: BuiltCli;
 let browser: Browser;
 beforeAll(async () => {
-  if (chromiumPath === undefined) return;
-  [cli, browser] = await Promise.all([buildCliWithPage(), launchChromium()]);
+  cli = await buildCliWithPage();
+  if (chromiumPath !== undefined) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -25,6 +25,33 @@ async function open(session: PromptedSession): Promise<{ ui: RunningUi; page: Pa
   await page.goto(ui.url);
   return { ui, page, requests };
 }
+
+describe('rewindable ui: arguments', () => {
+  it('refuses a port that is no port number, and --json, as usage errors (exit 2)', async () => {
+    const session = await promptedSession();
+
+    const port = await runCli(cli, ['ui', '--cwd', session.project.root, '--port', '80x']);
+    const json = await runCli(cli, ['ui', '--json', '--cwd', session.project.root]);
+
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port takes a port number from 0 to 65535, not "80x".');
+    expect(json.code).toBe(2);
+    expect(json.stdout).toBe('');
+  });
+
+  it('prints its address, serves the page from the built package, and exits 0 on SIGINT', async () => {
+    const session = await promptedSession();
+    const ui = await startUi(cli, ['--cwd', session.project.root, '--store', session.project.store]);
+
+    const page = await fetch(ui.url);
+    const script = await fetch(new URL('timeline-page.js', ui.url));
+
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script type="module" src="timeline-page.js">');
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await ui.stop()).toBe(0);
+  });
+});
 
 describe.skipIf(chromiumPath === undefined)(`rewindable ui in headless Chromium${chromiumPath === undefined ? ` (skipped: ${noChromiumReason})` : ''}`, () => {
   it('finds a checkpoint, shows a diff, rewinds after confirmation and undoes, byte for byte on disk', async () => {

@@ -100,6 +100,8 @@ async function sessionsView(): Promise<Node[]> {
         {},
         h('a', { href: link.timeline(session.sessionId), class: 'prompt' }, session.firstPrompt !== undefined ? firstLine(session.firstPrompt) : '(no prompt recorded)'),
         h('div', { class: 'muted mono' }, session.sessionId),
+        session.forkedFrom !== undefined &&
+          h('div', { class: 'muted' }, 'Forked from ', h('a', { href: link.preview(session.forkedFrom.sessionId, session.forkedFrom.messageId) }, `session ${session.forkedFrom.sessionId.slice(0, 8)}`)),
         damaged && h('div', { class: 'warning' }, `Damaged (${session.damaged!.code}): ${session.damaged!.message}`),
         session.interruptedRewind !== undefined &&
           h('div', { class: 'warning' }, `A rewind interrupted at ${formatTime(session.interruptedRewind.at)} left files half rewound; the next rewind from here rolls it back first.`),
