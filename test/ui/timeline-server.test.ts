@@ -1,6 +1,7 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RewindableError, RewindableErrorCode } from '../../src/index.js';
+import { encodeProjectKey, RewindableError, RewindableErrorCode } from '../../src/index.js';
 import { startTimelineServer, type TimelineServer } from '../../src/ui/timeline-server.js';
 import { promptedSession, type PromptedSession } from '../mcp/helpers/prompted-session.js';
 import { httpRequest, sameOriginPost } from './helpers/http-request.js';
@@ -26,6 +27,22 @@ describe('startTimelineServer: endpoints', () => {
     expect(answer.status).toBe(200);
     expect(answer.json.sessions).toHaveLength(1);
     expect(answer.json.sessions[0]).toMatchObject({ sessionId: session.sessionId, checkpoints: 2, trackedFiles: 4, firstPrompt: expect.stringContaining('Add a farewell function') });
+  });
+
+  it('lists a damaged session as damaged, and answers its timeline with LOG_CORRUPT', async () => {
+    const session = await promptedSession();
+    const log = path.join(session.project.store, 'projects', encodeProjectKey(session.project.root), `${session.sessionId}.jsonl`);
+    const lines = fs.readFileSync(log, 'utf8').split('\n');
+    lines[1] = lines[1]!.replace('"type"', '"tipe"'); // the second line no longer matches its checksum
+    fs.writeFileSync(log, lines.join('\n'));
+    const server = await serve(session);
+
+    const list = await httpRequest(server.port, `/${server.token}/api/sessions`);
+    const timeline = await httpRequest(server.port, `/${server.token}/api/sessions/${session.sessionId}`);
+
+    expect(list.json.sessions[0]).toMatchObject({ sessionId: session.sessionId, damaged: { code: 'LOG_CORRUPT' } });
+    expect(timeline.status).toBe(500);
+    expect(timeline.json.error.code).toBe('LOG_CORRUPT');
   });
 
   it("answers a session's timeline: its checkpoints in order with prompts and the files each turn touched", async () => {
