@@ -92,7 +92,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, contex
   const [given, ...rest] = url.pathname.split('/').slice(1);
   const refused = checkHost(request, context.port) ?? checkToken(given, context.token);
   if (refused !== undefined) return sendRefusal(response, refused);
-  const route = rest.map(decodeURIComponent);
+  const route = decodedSegments(rest);
+  if (route === undefined) return sendRefusal(response, { status: 404, code: 'NOT_FOUND', message: 'The address is not valid percent-encoding.' });
   if (route[0] !== 'api') {
     const readOnly = checkRead(request);
     if (readOnly !== undefined) return sendRefusal(response, readOnly);
@@ -114,6 +115,14 @@ async function handle(request: IncomingMessage, response: ServerResponse, contex
   if (part === 'checkpoints' && checkpointId !== undefined && view === 'preview') return sendJson(response, await checkpointPreview(sessions, sessionId, checkpointId));
   if (part === 'checkpoints' && checkpointId !== undefined && view === 'diff') return sendJson(response, await fileDiff(sessions, sessionId, checkpointId, url.searchParams.get('path')));
   return sendRefusal(response, { status: 404, code: 'NOT_FOUND', message: `No endpoint ${url.pathname.slice(given!.length + 1)}.` });
+}
+
+function decodedSegments(segments: readonly string[]): string[] | undefined {
+  try {
+    return segments.map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {

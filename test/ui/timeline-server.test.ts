@@ -219,6 +219,9 @@ describe('startTimelineServer: security', () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error.code).toBe('INVALID_ID');
     }
+    const malformed = await httpRequest(server.port, `${base}/%E0%A4%A`);
+    expect(malformed.status).toBe(404);
+    expect(malformed.json.error.code).toBe('NOT_FOUND');
   });
 
   it('refuses to diff a path the session does not track, with INVALID_PATH', async () => {
