@@ -20,6 +20,21 @@ const workers = { 'workers/replace-worker': 'src/fs/workers/replace-worker.ts', 
 /** The `rewindable` binary: run by Node from the bin field, so ESM only and no type declarations. */
 const cli = { cli: 'src/cli/main.ts' };
 
+/**
+ * The timeline page (`rewindable ui`), built for the browser into `dist/ui`, where the server reads it: its
+ * script bundled as one module, its style sheet and its HTML copied as they are.
+ */
+export const timelinePage: Options = {
+  entry: { 'ui/timeline-page': 'src/ui/page/timeline-page.ts', 'ui/timeline': 'src/ui/page/timeline.css', 'ui/index': 'src/ui/page/index.html' },
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  splitting: false,
+  sourcemap: false,
+  dts: false,
+  loader: { '.html': 'copy' },
+};
+
 const shared: Options = {
   target: 'node20',
   platform: 'node',
@@ -53,6 +68,7 @@ export default defineConfig((overrides) => {
       },
     },
   ];
+  builds.push(timelinePage);
   if (overrides.dts !== false) builds.push({ ...shared, entry: entries, format: ['esm', 'cjs'], dts: { only: true } });
   return builds;
 });

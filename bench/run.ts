@@ -31,9 +31,10 @@ import { hookCost } from './scenarios/hook-cost.js';
 import { rewindFiles } from './scenarios/rewind-files.js';
 import { rewindPeakMemory } from './scenarios/rewind-peak-memory.js';
 import { storeSize } from './scenarios/store-size.js';
+import { timelinePage } from './scenarios/timeline-page.js';
 import { trackedEdit } from './scenarios/tracked-edit.js';
 
-const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, cliStartup, hookCost, captureJournal];
+const scenarios: Scenario[] = [checkpointPerTurn, trackedEdit, rewindFiles, dryRunStatistics, storeSize, rewindPeakMemory, captureScope, cliStartup, hookCost, captureJournal, timelinePage];
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArguments(argv: readonly string[]) {

@@ -76,3 +76,5 @@ export type {
 export type { CaptureOptions } from './capture/capture-options.js';
 export type { CommandChanges, ScanReport } from './capture/capture-scan.js';
 export type { FullScanReason } from './capture/journal/scope-journal.js';
+export { startTimelineServer } from './ui/timeline-server.js';
+export type { TimelineServer, TimelineServerOptions } from './ui/timeline-server.js';

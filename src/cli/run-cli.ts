@@ -17,6 +17,7 @@ export const commands: readonly CommandEntry[] = [
   { name: 'rewind', summary: 'Put the files back as they were at a checkpoint', load: async () => (await import('./commands/rewind.js')).rewindCommand },
   { name: 'revert', summary: 'Undo the file changes of one turn, keeping the changes made after it', load: async () => (await import('./commands/revert.js')).revertCommand },
   { name: 'gc', summary: 'Remove idle sessions and the backups no session needs', load: async () => (await import('./commands/gc.js')).gcCommand },
+  { name: 'ui', summary: 'Serve a local timeline page of sessions, checkpoints and diffs, with rewind and undo', load: async () => (await import('./commands/ui.js')).uiCommand },
   { name: 'mcp', summary: 'Serve the sessions of a project to an agent over MCP (stdio): list, preview, rewind, undo', load: async () => (await import('./commands/mcp.js')).mcpCommand },
   { name: 'unlock', summary: "Show who holds a session's lock, and break it with --force", load: async () => (await import('./commands/unlock.js')).unlockCommand },
   { name: 'serve', summary: 'Serve the library as JSON-RPC over stdin and stdout (for the Python client)', load: async () => (await import('./commands/serve.js')).serveCommand },

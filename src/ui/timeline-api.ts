@@ -1,0 +1,159 @@
+import path from 'node:path';
+import type { CheckpointManager, CheckpointSummary } from '../checkpoint-manager.js';
+import { messageText } from '../conversation/transcript.js';
+import { RewindableError, RewindableErrorCode } from '../errors.js';
+import { assertUuid } from '../paths.js';
+import type { RewindScope } from '../conversation/rewind-result.js';
+import { rewindReportLines } from './report-lines.js';
+import type { TimelineSessions } from './timeline-sessions.js';
+import type { DiffResponse, PreviewResponse, RewindResponse, SessionsResponse, TimelineBranch, TimelineCheckpoint, TimelineResponse } from './timeline-types.js';
+
+/**
+ * The timeline server's endpoints, each a call or two of the public API.
+ * Ids are checked to be UUIDs before anything opens, and a diff is only
+ * made for a path the session tracks.
+ */
+
+const scopes: readonly RewindScope[] = ['files', 'conversation', 'both'];
+
+export async function sessionsList(sessions: TimelineSessions): Promise<SessionsResponse> {
+  return { cwd: sessions.location.cwd, sessions: await sessions.list() };
+}
+
+export async function sessionTimeline(sessions: TimelineSessions, sessionId: string): Promise<TimelineResponse> {
+  const id = uuid(sessionId, 'session id');
+  return sessions.read(id, async (manager) => {
+    const [checkpoints, active, branchList] = await Promise.all([manager.listCheckpoints(), manager.getTranscript(), manager.listBranches()]);
+    const onActive = new Set(active.map((entry) => entry.uuid));
+    // Only the branches a conversation rewind or a fork left: the active one is the timeline itself.
+    const others = branchList.filter((candidate) => !candidate.active);
+    const chains = await Promise.all(others.map((branch) => manager.getTranscript({ leafUuid: branch.leafUuid })));
+    const branches: TimelineBranch[] = others.map((branch, index) => ({
+      ...branch,
+      userMessages: chains[index]!.filter((entry) => entry.type === 'user').map((entry) => ({ uuid: entry.uuid, timestamp: entry.timestamp, ...textOf(entry.message) })),
+    }));
+    const touchedOf = new Map<string, string[]>();
+    for (const chain of [active, ...chains]) for (const entry of chain) if (entry.files !== undefined) touchedOf.set(entry.uuid, entry.files);
+    return {
+      sessionId: manager.sessionId,
+      cwd: manager.root,
+      checkpoints: checkpoints.map((checkpoint): TimelineCheckpoint => {
+        const touched = touchedOf.get(checkpoint.id);
+        return {
+          id: checkpoint.id,
+          createdAt: checkpoint.createdAt,
+          reason: checkpoint.reason,
+          ...(checkpoint.prompt !== undefined ? { prompt: checkpoint.prompt } : {}),
+          fileCount: checkpoint.files.length,
+          ...(touched !== undefined ? { touched } : {}),
+          // A session whose harness records no messages has one line of checkpoints: all of it is active.
+          onActiveBranch: active.length === 0 || checkpoint.reason === 'pre-rewind' || onActive.has(checkpoint.id),
+        };
+      }),
+      branches,
+    };
+  });
+}
+
+export async function checkpointPreview(sessions: TimelineSessions, sessionId: string, checkpointId: string): Promise<PreviewResponse> {
+  const id = uuid(sessionId, 'session id');
+  const target = uuid(checkpointId, 'checkpoint id');
+  return sessions.read(id, async (manager) => {
+    const diffs = await manager.diffFiles(target);
+    const files = diffs.map((diff) => {
+      if (diff.action === 'skip') return diff;
+      const { patch: _patch, hunks: _hunks, ...rest } = diff;
+      return rest;
+    });
+    const changed = files.filter((file) => file.action !== 'skip');
+    const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === target);
+    const active = await manager.getTranscript();
+    return {
+      sessionId: manager.sessionId,
+      checkpointId: target,
+      cwd: manager.root,
+      kind: checkpoint?.reason === 'pre-rewind' ? 'undo point' : 'message',
+      ...(checkpoint?.prompt !== undefined ? { prompt: checkpoint.prompt } : {}),
+      conversationRewindable: active.some((entry) => entry.uuid === target),
+      files,
+      counts: {
+        files: changed.length,
+        insertions: changed.reduce((sum, file) => sum + file.insertions, 0),
+        deletions: changed.reduce((sum, file) => sum + file.deletions, 0),
+        conflicts: changed.filter((file) => file.conflict).length,
+        leftAlone: files.length - changed.length,
+      },
+    };
+  });
+}
+
+export async function fileDiff(sessions: TimelineSessions, sessionId: string, checkpointId: string, filePath: string | null): Promise<DiffResponse> {
+  const id = uuid(sessionId, 'session id');
+  const target = uuid(checkpointId, 'checkpoint id');
+  return sessions.read(id, async (manager) => {
+    const tracked = trackedPath(await manager.listCheckpoints(), filePath);
+    const [file] = await manager.diffFiles(target, { paths: [tracked] });
+    // Tracked, but the same now as at the checkpoint: a rewind leaves it alone, and there is no difference to show.
+    return { sessionId: manager.sessionId, checkpointId: target, cwd: manager.root, path: tracked, file: file?.path === tracked ? file : null };
+  });
+}
+
+export async function rewindTo(sessions: TimelineSessions, sessionId: string, body: unknown): Promise<RewindResponse> {
+  const id = uuid(sessionId, 'session id');
+  const fields = bodyFields(body);
+  const target = uuid(fields.checkpointId, 'checkpoint id');
+  const scope = fields.scope ?? 'files';
+  if (typeof scope !== 'string' || !scopes.includes(scope as RewindScope)) {
+    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`, { details: { option: 'scope' } });
+  }
+  return sessions.write(id, async (manager) => {
+    const kind = await kindOf(manager, target);
+    const result = await manager.rewind(target, { scope: scope as RewindScope });
+    return {
+      status: result.status,
+      report: rewindReportLines(result, { sessionId: manager.sessionId, checkpointId: target, kind, cwd: manager.root }),
+      ...(result.files?.undoCheckpointId !== undefined ? { undoCheckpointId: result.files.undoCheckpointId } : {}),
+      ...(result.conversation !== undefined ? { conversationLeaf: result.conversation.leafUuid } : {}),
+    };
+  });
+}
+
+/** Undo a rewind: rewind the files to the undo point it took, as `rewindable rewind SESSION UNDO` does. */
+export async function undoRewind(sessions: TimelineSessions, sessionId: string, body: unknown): Promise<RewindResponse> {
+  const fields = bodyFields(body);
+  return rewindTo(sessions, sessionId, { checkpointId: fields.undoCheckpointId, scope: 'files' });
+}
+
+function uuid(value: unknown, what: string): string {
+  assertUuid(value, what);
+  return value.toLowerCase();
+}
+
+function textOf(message: unknown): { text?: string } {
+  const text = messageText(message);
+  return text !== undefined ? { text } : {};
+}
+
+async function kindOf(manager: CheckpointManager, checkpointId: string): Promise<'message' | 'undo point'> {
+  const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === checkpointId);
+  return checkpoint?.reason === 'pre-rewind' ? 'undo point' : 'message';
+}
+
+/**
+ * The path as one the session tracks, or an INVALID_PATH error: an absolute
+ * path, exactly as the preview lists it (never a directory or a glob), that
+ * some checkpoint of the session holds.
+ */
+function trackedPath(checkpoints: readonly CheckpointSummary[], filePath: string | null): string {
+  if (filePath !== null && path.isAbsolute(filePath) && path.normalize(filePath) === filePath) {
+    for (const checkpoint of checkpoints) if (checkpoint.files.includes(filePath)) return filePath;
+  }
+  throw new RewindableError(RewindableErrorCode.INVALID_PATH, `${JSON.stringify(filePath ?? '')} is not a file this session tracks: pick a file from the checkpoint's preview.`, {
+    details: { ...(filePath !== null ? { path: filePath } : {}) },
+  });
+}
+
+function bodyFields(body: unknown): Record<string, unknown> {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
+  throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'The request body must be a JSON object such as {"checkpointId": "…"}.');
+}

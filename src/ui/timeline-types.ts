@@ -1,0 +1,82 @@
+/**
+ * The JSON the timeline server answers, as the page reads it. Types only:
+ * the page's bundle imports nothing from the library's code.
+ */
+import type { BranchSummary } from '../conversation/conversation.js';
+import type { FileChangeDiff, FileDiff, FileSkipDiff } from '../rewind/diff.js';
+import type { SessionSummary } from '../session/list-sessions.js';
+
+export interface SessionsResponse {
+  cwd: string;
+  sessions: SessionSummary[];
+}
+
+/** One row of a session's timeline: a checkpoint, with its user message when the harness recorded one. */
+export interface TimelineCheckpoint {
+  id: string;
+  createdAt: string;
+  /** `message`: a user message's checkpoint. `pre-rewind`: the undo point taken just before a rewind wrote. */
+  reason: 'message' | 'pre-rewind';
+  prompt?: string;
+  /** Tracked files whose state the checkpoint holds. */
+  fileCount: number;
+  /** Files the turn that began here touched, when the harness recorded the message. */
+  touched?: string[];
+  /** False for a message on a branch the conversation was rewound away from. */
+  onActiveBranch: boolean;
+}
+
+/** A branch of the conversation: the user messages from its root to its leaf. */
+export interface TimelineBranch extends BranchSummary {
+  userMessages: Array<{ uuid: string; timestamp: string; text?: string }>;
+}
+
+export interface TimelineResponse {
+  sessionId: string;
+  cwd: string;
+  /** Oldest first. */
+  checkpoints: TimelineCheckpoint[];
+  branches: TimelineBranch[];
+}
+
+/** A file of a rewind preview: the diff without its patch (asked for one file at a time). */
+export type PreviewFile = Omit<FileChangeDiff, 'patch' | 'hunks'> | FileSkipDiff;
+
+export interface PreviewResponse {
+  sessionId: string;
+  checkpointId: string;
+  cwd: string;
+  /** What the checkpoint is, as the CLI names it. */
+  kind: 'message' | 'undo point';
+  prompt?: string;
+  /** The checkpoint's user message is on the conversation's active branch: a rewind may take the conversation back too. */
+  conversationRewindable: boolean;
+  files: PreviewFile[];
+  /** The counts the confirmation repeats. */
+  counts: { files: number; insertions: number; deletions: number; conflicts: number; leftAlone: number };
+}
+
+export interface DiffResponse {
+  sessionId: string;
+  checkpointId: string;
+  cwd: string;
+  path: string;
+  /** Null when the file is the same now as at the checkpoint. */
+  file: FileDiff | null;
+}
+
+/** What a rewind or an undo did, and the report the CLI prints for it. */
+export interface RewindResponse {
+  status: 'success' | 'partial';
+  /** Lines as `rewindable rewind` prints them, without colours. */
+  report: string[];
+  /** Rewind to it to undo this rewind (absent when no file was written). */
+  undoCheckpointId?: string;
+  /** Where the conversation's active branch now ends, after a conversation rewind. */
+  conversationLeaf?: string | null;
+}
+
+/** Every error answer: the library's code (or the server's own refusal) and a sentence for people. */
+export interface ErrorResponse {
+  error: { code: string; message: string; details?: unknown };
+}

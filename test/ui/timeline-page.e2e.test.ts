@@ -1,0 +1,126 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
+import { promptedSession, type PromptedSession } from '../mcp/helpers/prompted-session.js';
+import { buildCliWithPage, startUi, type RunningUi } from './helpers/built-timeline.js';
+import { chromiumPath, launchChromium, noChromiumReason } from './helpers/chromium.js';
+
+let cli: BuiltCli;
+let browser: Browser;
+beforeAll(async () => {
+  cli = await buildCliWithPage();
+  if (chromiumPath !== undefined) browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  cli?.remove();
+});
+
+/** The built `rewindable ui` on a session, and a page of headless Chromium on it that records every request it makes. */
+async function open(session: PromptedSession): Promise<{ ui: RunningUi; page: Page; requests: string[] }> {
+  const ui = await startUi(cli, ['--cwd', session.project.root, '--store', session.project.store]);
+  const page = await browser.newPage();
+  const requests: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  await page.goto(ui.url);
+  return { ui, page, requests };
+}
+
+describe('rewindable ui: arguments', () => {
+  it('refuses a port that is no port number, and --json, as usage errors (exit 2)', async () => {
+    const session = await promptedSession();
+
+    const port = await runCli(cli, ['ui', '--cwd', session.project.root, '--port', '80x']);
+    const json = await runCli(cli, ['ui', '--json', '--cwd', session.project.root]);
+
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port takes a port number from 0 to 65535, not "80x".');
+    expect(json.code).toBe(2);
+    expect(json.stdout).toBe('');
+  });
+
+  it('prints its address, serves the page from the built package, and exits 0 on SIGINT', async () => {
+    const session = await promptedSession();
+    const ui = await startUi(cli, ['--cwd', session.project.root, '--store', session.project.store]);
+
+    const page = await fetch(ui.url);
+    const script = await fetch(new URL('timeline-page.js', ui.url));
+
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script type="module" src="timeline-page.js">');
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await ui.stop()).toBe(0);
+  });
+});
+
+describe.skipIf(chromiumPath === undefined)(`rewindable ui in headless Chromium${chromiumPath === undefined ? ` (skipped: ${noChromiumReason})` : ''}`, () => {
+  it('finds a checkpoint, shows a diff, rewinds after confirmation and undoes, byte for byte on disk', async () => {
+    const session = await promptedSession();
+    const { ui, page, requests } = await open(session);
+    try {
+      // Sessions list → the session's timeline.
+      await page.getByRole('link', { name: 'Add a farewell function' }).click();
+      await expect.poll(() => page.locator('ol.timeline > li').count()).toBe(2);
+      expect(await page.locator('ol.timeline > li').first().textContent()).toContain('This turn touched 2 files: src/farewell.ts, src/greet.ts');
+
+      // The first checkpoint's preview, reached from the keyboard.
+      await page.locator('ol.timeline > li').first().getByRole('link').focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.locator('p.summary').textContent()).toBe(`A rewind to message ${session.first} would change 4 files (+4 −2):`);
+
+      // A file's diff, unified then side by side, with the changed word marked.
+      await page.getByRole('link', { name: 'src/greet.ts' }).click();
+      await expect.poll(() => page.locator('table.diff.unified del').allTextContents()).toEqual(['!']);
+      expect(await page.locator('table.diff.unified tr.added td.code').textContent()).toBe('  return `Hello, ${name}`;');
+      await page.getByRole('button', { name: 'Side by side' }).click();
+      expect(await page.locator('table.diff.split tr.change td.code.removed').textContent()).toBe('  return `Hello, ${name}!`;');
+      await page.goBack();
+
+      // Escape cancels the confirmation and changes nothing.
+      await page.getByRole('button', { name: 'Rewind…' }).click();
+      const dialog = page.getByRole('dialog');
+      await expect.poll(() => dialog.isVisible()).toBe(true);
+      expect(await dialog.textContent()).toContain('Rewind 4 files (+4 −2)?');
+      await page.keyboard.press('Escape');
+      await expect.poll(() => dialog.isVisible()).toBe(false);
+      expect(session.project.snapshot()).toEqual(session.atEnd);
+
+      // Enter on the focused Rewind button rewinds; the report is the CLI's.
+      await page.getByRole('button', { name: 'Rewind…' }).click();
+      await expect.poll(() => dialog.isVisible()).toBe(true);
+      await page.keyboard.press('Enter');
+      const report = page.locator('pre.report').first();
+      await expect.poll(() => report.textContent()).toContain(`Files rewound to state at message ${session.first}`);
+      expect(await report.textContent()).toContain('The rewind changed 4 files (+4 -2):');
+      expect(session.project.snapshot()).toEqual(session.atFirst);
+
+      // Undo puts every byte (and mode) back.
+      await page.getByRole('button', { name: 'Undo this rewind' }).click();
+      await expect.poll(() => page.locator('pre.report').nth(1).textContent()).toContain('Files rewound to state at undo point');
+      expect(session.project.snapshot()).toEqual(session.atEnd);
+
+      // Everything the page loaded came from the server itself.
+      const origin = new URL(ui.url).origin;
+      expect(requests.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
+    } finally {
+      await page.close();
+      expect(await ui.stop()).toBe(0);
+    }
+  });
+
+  it('follows the system colour scheme: light and dark', async () => {
+    const session = await promptedSession();
+    const { ui, page } = await open(session);
+    try {
+      await page.getByRole('link', { name: 'Add a farewell function' }).waitFor();
+      const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      await page.emulateMedia({ colorScheme: 'light' });
+      expect(await background()).toBe('rgb(255, 255, 255)');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      expect(await background()).toBe('rgb(13, 17, 23)');
+    } finally {
+      await page.close();
+      await ui.stop();
+    }
+  });
+});
