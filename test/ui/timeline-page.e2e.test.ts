@@ -108,6 +108,48 @@ describe.skipIf(chromiumPath === undefined)(`rewindable ui in headless Chromium$
     }
   });
 
+  it('asks again with the new plan when the agent writes after the preview, and rewinds only what was confirmed', async () => {
+    const session = await promptedSession();
+    const { ui, page } = await open(session);
+    /** The agent, working on in its own process's place: it opens the session, writes a file, and closes it. */
+    const agentWrites = async (file: string) => {
+      const agent = await session.project.open({ session: { resume: session.sessionId } });
+      await agent.tools.write({ file_path: file, content: `${file}, written after the preview was drawn\n` });
+      await agent.close();
+    };
+    try {
+      await page.goto(`${ui.url}#/s/${session.sessionId}/c/${session.second}`);
+      await expect.poll(() => page.locator('p.summary').textContent()).toBe(`A rewind to message ${session.second} would change 2 files (+3 −0):`);
+
+      // Written after the preview was drawn: the dialog repeats the plan as it is now, above the new preview.
+      await agentWrites('later.txt');
+      await page.getByRole('button', { name: 'Rewind…' }).click();
+      const dialog = page.getByRole('dialog');
+      await expect.poll(() => dialog.isVisible()).toBe(true);
+      expect(await dialog.textContent()).toContain('Rewind 3 files (+3 −1)?');
+      expect(await page.getByRole('alert').textContent()).toContain('The files changed since the preview you saw');
+      expect(await page.locator('table.files').textContent()).toContain('later.txt');
+
+      // Written while the dialog is open: the confirmed plan is refused, nothing changes, and the page asks again.
+      await agentWrites('later-still.txt');
+      const beforeConfirm = session.project.snapshot();
+      await page.keyboard.press('Enter');
+      await expect.poll(async () => (await dialog.isVisible()) && (await dialog.textContent())).toContain('Rewind 4 files (+3 −2)?');
+      expect(session.project.snapshot()).toEqual(beforeConfirm);
+      expect(await page.locator('table.files').textContent()).toContain('later-still.txt');
+
+      // Confirmed with the plan the dialog shows: that rewind runs.
+      await page.keyboard.press('Enter');
+      const report = page.locator('pre.report').first();
+      await expect.poll(() => report.textContent()).toContain(`Files rewound to state at message ${session.second}`);
+      expect(await report.textContent()).toContain('The rewind changed 4 files (+3 -2):');
+      expect(session.project.snapshot()).toEqual(session.atSecond);
+    } finally {
+      await page.close();
+      expect(await ui.stop()).toBe(0);
+    }
+  });
+
   it('follows the system colour scheme: light and dark', async () => {
     const session = await promptedSession();
     const { ui, page } = await open(session);
