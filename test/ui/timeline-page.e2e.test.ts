@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
@@ -50,6 +53,38 @@ describe('rewindable ui: arguments', () => {
     expect(await page.text()).toContain('<script type="module" src="timeline-page.js">');
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(await ui.stop()).toBe(0);
+  });
+
+  // The stand-in opener is xdg-open, the opener on Linux, and reads modes with GNU stat.
+  it.skipIf(process.platform !== 'linux')('--open hands the opener a private redirect file, never the address with its token, and removes it on exit', async () => {
+    const session = await promptedSession();
+    // A stand-in for xdg-open that records what it was given, as any process on the machine could read it.
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-opener-'));
+    const record = path.join(bin, 'record');
+    const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-tmp-'));
+    fs.writeFileSync(
+      path.join(bin, 'xdg-open'),
+      `#!/bin/sh\nstat -c %a "$1" > "${record}.mode"\nstat -c %a "$(dirname "$1")" > "${record}.dirmode"\ncat "$1" > "${record}.html"\nprintf '%s' "$*" > "${record}"\n`,
+      { mode: 0o755 },
+    );
+    try {
+      const ui = await startUi(cli, ['--cwd', session.project.root, '--store', session.project.store, '--open'], { PATH: `${bin}:${process.env.PATH ?? ''}`, TMPDIR: temp });
+      await expect.poll(() => fs.existsSync(record), { timeout: 10_000 }).toBe(true);
+      const argument = fs.readFileSync(record, 'utf8');
+      const token = new URL(ui.url).pathname.split('/')[1]!;
+
+      expect(argument).not.toContain(token);
+      expect(path.dirname(path.dirname(argument))).toBe(fs.realpathSync(temp));
+      expect(fs.readFileSync(`${record}.mode`, 'utf8').trim()).toBe('600');
+      expect(fs.readFileSync(`${record}.dirmode`, 'utf8').trim()).toBe('700');
+      expect(fs.readFileSync(`${record}.html`, 'utf8')).toContain(`<meta http-equiv="refresh" content="0;url=${ui.url}">`);
+      expect(await ui.stop()).toBe(0);
+      expect(fs.existsSync(argument)).toBe(false);
+      expect(fs.readdirSync(temp)).toEqual([]);
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+      fs.rmSync(temp, { recursive: true, force: true });
+    }
   });
 });
 
