@@ -118,7 +118,7 @@ export async function fileDiff(sessions: TimelineSessions, sessionId: string, ch
   const target = uuid(checkpointId, 'checkpoint id');
   return sessions.read(id, async (manager) => {
     const tracked = trackedPath(await manager.listCheckpoints(), filePath);
-    const [file] = await manager.diffFiles(target, { paths: [tracked] });
+    const [file] = await diffOne(manager, target, tracked);
     // Tracked, but the same now as at the checkpoint: a rewind leaves it alone, and there is no difference to show.
     return { sessionId: manager.sessionId, checkpointId: target, cwd: manager.root, path: tracked, file: file?.path === tracked ? file : null };
   });
@@ -177,6 +177,24 @@ function scopeOf(scope: unknown): RewindScope {
   if (scope === undefined) return 'files';
   if (typeof scope === 'string' && scopes.includes(scope as RewindScope)) return scope as RewindScope;
   throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`, { details: { option: 'scope' } });
+}
+
+/**
+ * One tracked file's diff. A file whose directory became a link out of the
+ * project cannot be selected by path (the selection refuses a path that
+ * leads outside, naming where it leads); the preview's whole plan then says
+ * why a rewind leaves it alone, and nothing outside the project is named.
+ */
+async function diffOne(manager: CheckpointManager, target: string, tracked: string): Promise<FileDiff[]> {
+  try {
+    return await manager.diffFiles(target, { paths: [tracked] });
+  } catch (error) {
+    if (!RewindableError.hasCode(error, RewindableErrorCode.INVALID_PATH)) throw error;
+    // No patches: only the reason a file is left alone is wanted here.
+    const entry = (await manager.diffFiles(target, { maxPatchBytes: 0 })).find((diff) => diff.path === tracked);
+    if (entry?.action === 'skip') return [entry];
+    throw new RewindableError(RewindableErrorCode.INVALID_PATH, `${JSON.stringify(tracked)} cannot be diffed now: its path no longer leads to a file in the project.`, { details: { path: tracked } });
+  }
 }
 
 function uuid(value: unknown, what: string): string {

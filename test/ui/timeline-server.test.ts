@@ -320,6 +320,26 @@ describe('startTimelineServer: security', () => {
     }
   });
 
+  it('answers the diff of a file whose directory became a link out of the project with why it is left alone, naming nothing outside', async () => {
+    const session = await promptedSession();
+    const agent = await session.project.open({ session: { resume: session.sessionId } });
+    const third = await agent.checkpoint();
+    fs.mkdirSync(session.project.file('sub'));
+    await agent.tools.write({ file_path: 'sub/x.txt', content: 'the agent wrote this\n' });
+    await agent.close();
+    fs.writeFileSync(`${session.project.outside}/x.txt`, 'outside the project\n');
+    fs.rmSync(session.project.file('sub'), { recursive: true });
+    fs.symlinkSync(session.project.outside, session.project.file('sub'));
+    const server = await serve(session);
+
+    const answer = await httpRequest(server.port, `/${server.token}/api/sessions/${session.sessionId}/checkpoints/${third}/diff?path=${encodeURIComponent(session.project.file('sub/x.txt'))}`);
+
+    expect(answer.status).toBe(200);
+    expect(answer.json.file).toMatchObject({ path: session.project.file('sub/x.txt'), action: 'skip', reason: 'parent-changed' });
+    expect(answer.body).not.toContain(session.project.outside);
+    expect(answer.body).not.toContain('outside the project\\n');
+  });
+
   it('answers a failure as JSON with the library error code', async () => {
     const session = await promptedSession();
     const server = await serve(session);
