@@ -12,7 +12,10 @@ import type { ErrorResponse } from './timeline-types.js';
 export interface TimelineServerOptions extends TimelineLocation {
   /** Port to listen on; 0 picks a free one. @default 0 */
   port?: number;
-  /** Loopback address to bind: `127.0.0.1` or `::1`. Any other is refused: the server can rewrite files. @default '127.0.0.1' */
+  /**
+   * Loopback address to bind: `127.0.0.1` or `::1`; `localhost` binds `127.0.0.1` (never whatever else the name
+   * resolves to). Any other is refused: the server can rewrite files. @default '127.0.0.1'
+   */
   host?: '127.0.0.1' | '::1' | 'localhost';
 }
 

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeProjectKey, RewindableError, RewindableErrorCode } from '../../src/index.js';
@@ -15,6 +16,18 @@ async function serve(session: PromptedSession): Promise<TimelineServer> {
   const server = await startTimelineServer({ cwd: session.project.root, storeDir: session.project.store });
   servers.push(server);
   return server;
+}
+
+/** Bytes sent as they are, for a request no HTTP client would send (no Host header); answers all it reads. */
+function rawRequest(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.end(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
 }
 
 /** The plan digest of a checkpoint's preview now: what the page sends back with the rewind the user confirmed. */
@@ -207,6 +220,10 @@ describe('startTimelineServer: security', () => {
     const server = await serve(session);
 
     expect(server.url).toBe(`http://127.0.0.1:${server.port}/${server.token}/`);
+    const named = await startTimelineServer({ cwd: session.project.root, storeDir: session.project.store, host: 'localhost' });
+    servers.push(named);
+    expect(named.url).toBe(`http://127.0.0.1:${named.port}/${named.token}/`);
+    expect((await httpRequest(named.port, `/${named.token}/api/sessions`)).status).toBe(200);
     await expect(startTimelineServer({ cwd: session.project.root, storeDir: session.project.store, host: '0.0.0.0' as '127.0.0.1' })).rejects.toSatisfy((error) =>
       RewindableError.hasCode(error, RewindableErrorCode.INVALID_OPTIONS),
     );
@@ -223,6 +240,17 @@ describe('startTimelineServer: security', () => {
       expect(answer.json.error.code).toBe('FORBIDDEN');
       expect(answer.body).not.toContain(session.sessionId);
     }
+  });
+
+  it('leaves a request without Host to Node, which answers 400 with an empty body', async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+
+    const answer = await rawRequest(server.port, `GET /${server.token}/api/sessions HTTP/1.1\r\nConnection: close\r\n\r\n`);
+
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    // Whatever framing Node gives it, the body holds no JSON and nothing of the sessions.
+    expect(answer.split('\r\n\r\n').slice(1).join('').replace(/^0\r?\n?/, '')).toBe('');
   });
 
   it('refuses a forged Host (DNS rebinding), even with the token', async () => {
