@@ -11,8 +11,16 @@ import type { IncomingMessage } from 'node:http';
 /** A request the guard refuses: the HTTP status and a sentence saying why. */
 export interface Refused {
   status: number;
-  code: 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'UNSUPPORTED_MEDIA_TYPE';
+  code: 'FORBIDDEN' | 'NOT_FOUND' | 'METHOD_NOT_ALLOWED' | 'UNSUPPORTED_MEDIA_TYPE' | 'PLAN_CHANGED';
   message: string;
+}
+
+/** A refusal an endpoint finds once it has looked (a rewind whose plan changed), answered as the guard's are. */
+export class RequestRefused extends Error {
+  constructor(readonly refused: Refused) {
+    super(refused.message);
+    this.name = 'RequestRefused';
+  }
 }
 
 /** Host names that reach this machine's loopback interface and no other. */
@@ -54,7 +62,9 @@ export function checkMutation(request: IncomingMessage, port: number): Refused |
   if (!sameOrigin || (site !== undefined && site !== 'same-origin')) {
     return { status: 403, code: 'FORBIDDEN', message: `A request from ${origin ?? 'another site'} cannot change files: only the timeline page itself can.` };
   }
-  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+  // The media type exactly, parameters aside: `application/jsonx` is not JSON.
+  const mediaType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
     return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'A mutation takes a JSON body (Content-Type: application/json).' };
   }
   return undefined;

@@ -1,10 +1,13 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { CheckpointManager, CheckpointSummary } from '../checkpoint-manager.js';
 import { messageText } from '../conversation/transcript.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { assertUuid } from '../paths.js';
 import type { RewindScope } from '../conversation/rewind-result.js';
+import type { FileDiff } from '../rewind/diff.js';
 import { rewindReportLines } from './report-lines.js';
+import { RequestRefused } from './request-guard.js';
 import type { TimelineSessions } from './timeline-sessions.js';
 import type { DiffResponse, PreviewResponse, RewindResponse, SessionsResponse, TimelineBranch, TimelineCheckpoint, TimelineResponse } from './timeline-types.js';
 
@@ -58,33 +61,56 @@ export async function sessionTimeline(sessions: TimelineSessions, sessionId: str
 export async function checkpointPreview(sessions: TimelineSessions, sessionId: string, checkpointId: string): Promise<PreviewResponse> {
   const id = uuid(sessionId, 'session id');
   const target = uuid(checkpointId, 'checkpoint id');
-  return sessions.read(id, async (manager) => {
-    const diffs = await manager.diffFiles(target);
-    const files = diffs.map((diff) => {
-      if (diff.action === 'skip') return diff;
-      const { patch: _patch, hunks: _hunks, ...rest } = diff;
-      return rest;
-    });
-    const changed = files.filter((file) => file.action !== 'skip');
-    const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === target);
-    const active = await manager.getTranscript();
-    return {
-      sessionId: manager.sessionId,
-      checkpointId: target,
-      cwd: manager.root,
-      kind: checkpoint?.reason === 'pre-rewind' ? 'undo point' : 'message',
-      ...(checkpoint?.prompt !== undefined ? { prompt: checkpoint.prompt } : {}),
-      conversationRewindable: active.some((entry) => entry.uuid === target),
-      files,
-      counts: {
-        files: changed.length,
-        insertions: changed.reduce((sum, file) => sum + file.insertions, 0),
-        deletions: changed.reduce((sum, file) => sum + file.deletions, 0),
-        conflicts: changed.filter((file) => file.conflict).length,
-        leftAlone: files.length - changed.length,
-      },
-    };
+  return sessions.read(id, (manager) => previewOf(manager, target));
+}
+
+/**
+ * What a rewind to the checkpoint would do now, and its plan digest: the
+ * same figures whether asked by the preview or checked again by the rewind.
+ */
+async function previewOf(manager: CheckpointManager, target: string): Promise<PreviewResponse> {
+  const diffs = await manager.diffFiles(target);
+  const files = diffs.map((diff) => {
+    if (diff.action === 'skip') return diff;
+    const { patch: _patch, hunks: _hunks, ...rest } = diff;
+    return rest;
   });
+  const changed = files.filter((file) => file.action !== 'skip');
+  const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === target);
+  const active = await manager.getTranscript();
+  const conversationRewindable = active.some((entry) => entry.uuid === target);
+  return {
+    sessionId: manager.sessionId,
+    checkpointId: target,
+    cwd: manager.root,
+    kind: checkpoint?.reason === 'pre-rewind' ? 'undo point' : 'message',
+    ...(checkpoint?.prompt !== undefined ? { prompt: checkpoint.prompt } : {}),
+    conversationRewindable,
+    files,
+    counts: {
+      files: changed.length,
+      insertions: changed.reduce((sum, file) => sum + file.insertions, 0),
+      deletions: changed.reduce((sum, file) => sum + file.deletions, 0),
+      conflicts: changed.filter((file) => file.conflict).length,
+      leftAlone: files.length - changed.length,
+    },
+    plan: planDigest(diffs, conversationRewindable, active.at(-1)?.uuid),
+  };
+}
+
+/**
+ * A digest of everything the confirmation stands for: per file its action,
+ * counts, flags and patch (so an edit that keeps the line counts still
+ * changes it), which files are left alone and why, and where the
+ * conversation ends. Two previews with the same digest describe the same rewind.
+ */
+function planDigest(diffs: readonly FileDiff[], conversationRewindable: boolean, leaf: string | undefined): string {
+  const files = diffs.map((diff) =>
+    diff.action === 'skip'
+      ? [diff.path, diff.action, diff.reason]
+      : [diff.path, diff.action, diff.insertions, diff.deletions, diff.conflict, diff.binary, diff.tooLarge, diff.tooComplex, diff.patch === undefined ? null : createHash('sha256').update(diff.patch).digest('hex')],
+  );
+  return createHash('sha256').update(JSON.stringify({ files, conversationRewindable, leaf: leaf ?? null })).digest('base64url');
 }
 
 export async function fileDiff(sessions: TimelineSessions, sessionId: string, checkpointId: string, filePath: string | null): Promise<DiffResponse> {
@@ -92,7 +118,7 @@ export async function fileDiff(sessions: TimelineSessions, sessionId: string, ch
   const target = uuid(checkpointId, 'checkpoint id');
   return sessions.read(id, async (manager) => {
     const tracked = trackedPath(await manager.listCheckpoints(), filePath);
-    const [file] = await manager.diffFiles(target, { paths: [tracked] });
+    const [file] = await diffOne(manager, target, tracked);
     // Tracked, but the same now as at the checkpoint: a rewind leaves it alone, and there is no difference to show.
     return { sessionId: manager.sessionId, checkpointId: target, cwd: manager.root, path: tracked, file: file?.path === tracked ? file : null };
   });
@@ -102,26 +128,73 @@ export async function rewindTo(sessions: TimelineSessions, sessionId: string, bo
   const id = uuid(sessionId, 'session id');
   const fields = bodyFields(body);
   const target = uuid(fields.checkpointId, 'checkpoint id');
-  const scope = fields.scope ?? 'files';
-  if (typeof scope !== 'string' || !scopes.includes(scope as RewindScope)) {
-    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`, { details: { option: 'scope' } });
+  const scope = scopeOf(fields.scope);
+  const confirmed = fields.plan;
+  if (typeof confirmed !== 'string' || confirmed === '') {
+    throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'A rewind carries the plan the user confirmed: send the "plan" of the checkpoint\'s preview.', { details: { option: 'plan' } });
   }
   return sessions.write(id, async (manager) => {
-    const kind = await kindOf(manager, target);
-    const result = await manager.rewind(target, { scope: scope as RewindScope });
-    return {
-      status: result.status,
-      report: rewindReportLines(result, { sessionId: manager.sessionId, checkpointId: target, kind, cwd: manager.root }),
-      ...(result.files?.undoCheckpointId !== undefined ? { undoCheckpointId: result.files.undoCheckpointId } : {}),
-      ...(result.conversation !== undefined ? { conversationLeaf: result.conversation.leafUuid } : {}),
-    };
+    // Checked with the session held for writing: the agent cannot add a turn between this check and the rewind.
+    const now = await previewOf(manager, target);
+    if (now.plan !== confirmed) {
+      throw new RequestRefused({
+        status: 409,
+        code: 'PLAN_CHANGED',
+        message: 'The files changed since the preview was shown: nothing was rewound. Look at the new preview and confirm again.',
+      });
+    }
+    return rewound(manager, target, scope, now.kind);
   });
 }
 
 /** Undo a rewind: rewind the files to the undo point it took, as `rewindable rewind SESSION UNDO` does. */
 export async function undoRewind(sessions: TimelineSessions, sessionId: string, body: unknown): Promise<RewindResponse> {
-  const fields = bodyFields(body);
-  return rewindTo(sessions, sessionId, { checkpointId: fields.undoCheckpointId, scope: 'files' });
+  const id = uuid(sessionId, 'session id');
+  const target = uuid(bodyFields(body).undoCheckpointId, 'undo point id');
+  return sessions.write(id, async (manager) => {
+    const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === target);
+    // Only an undo point: a user message's checkpoint is rewound to after its preview is confirmed, never by undo.
+    if (checkpoint !== undefined && checkpoint.reason !== 'pre-rewind') {
+      throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `${target} is a user message's checkpoint, not an undo point: undo takes the undoCheckpointId a rewind answered.`, {
+        details: { option: 'undoCheckpointId' },
+      });
+    }
+    return rewound(manager, target, 'files', 'undo point');
+  });
+}
+
+async function rewound(manager: CheckpointManager, target: string, scope: RewindScope, kind: 'message' | 'undo point'): Promise<RewindResponse> {
+  const result = await manager.rewind(target, { scope });
+  return {
+    status: result.status,
+    report: rewindReportLines(result, { sessionId: manager.sessionId, checkpointId: target, kind, cwd: manager.root }),
+    ...(result.files?.undoCheckpointId !== undefined ? { undoCheckpointId: result.files.undoCheckpointId } : {}),
+    ...(result.conversation !== undefined ? { conversationLeaf: result.conversation.leafUuid } : {}),
+  };
+}
+
+function scopeOf(scope: unknown): RewindScope {
+  if (scope === undefined) return 'files';
+  if (typeof scope === 'string' && scopes.includes(scope as RewindScope)) return scope as RewindScope;
+  throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`, { details: { option: 'scope' } });
+}
+
+/**
+ * One tracked file's diff. A file whose directory became a link out of the
+ * project cannot be selected by path (the selection refuses a path that
+ * leads outside, naming where it leads); the preview's whole plan then says
+ * why a rewind leaves it alone, and nothing outside the project is named.
+ */
+async function diffOne(manager: CheckpointManager, target: string, tracked: string): Promise<FileDiff[]> {
+  try {
+    return await manager.diffFiles(target, { paths: [tracked] });
+  } catch (error) {
+    if (!RewindableError.hasCode(error, RewindableErrorCode.INVALID_PATH)) throw error;
+    // No patches: only the reason a file is left alone is wanted here.
+    const entry = (await manager.diffFiles(target, { maxPatchBytes: 0 })).find((diff) => diff.path === tracked);
+    if (entry?.action === 'skip') return [entry];
+    throw new RewindableError(RewindableErrorCode.INVALID_PATH, `${JSON.stringify(tracked)} cannot be diffed now: its path no longer leads to a file in the project.`, { details: { path: tracked } });
+  }
 }
 
 function uuid(value: unknown, what: string): string {
@@ -132,11 +205,6 @@ function uuid(value: unknown, what: string): string {
 function textOf(message: unknown): { text?: string } {
   const text = messageText(message);
   return text !== undefined ? { text } : {};
-}
-
-async function kindOf(manager: CheckpointManager, checkpointId: string): Promise<'message' | 'undo point'> {
-  const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === checkpointId);
-  return checkpoint?.reason === 'pre-rewind' ? 'undo point' : 'message';
 }
 
 /**

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { PageAssets } from './page-assets.js';
-import { checkHost, checkMutation, checkRead, checkToken, type Refused } from './request-guard.js';
+import { checkHost, checkMutation, checkRead, checkToken, RequestRefused, type Refused } from './request-guard.js';
 import { checkpointPreview, fileDiff, rewindTo, sessionsList, sessionTimeline, undoRewind } from './timeline-api.js';
 import { TimelineSessions, type TimelineLocation } from './timeline-sessions.js';
 import type { ErrorResponse } from './timeline-types.js';
@@ -12,7 +12,10 @@ import type { ErrorResponse } from './timeline-types.js';
 export interface TimelineServerOptions extends TimelineLocation {
   /** Port to listen on; 0 picks a free one. @default 0 */
   port?: number;
-  /** Loopback address to bind: `127.0.0.1` or `::1`. Any other is refused: the server can rewrite files. @default '127.0.0.1' */
+  /**
+   * Loopback address to bind: `127.0.0.1` or `::1`; `localhost` binds `127.0.0.1` (never whatever else the name
+   * resolves to). Any other is refused: the server can rewrite files. @default '127.0.0.1'
+   */
   host?: '127.0.0.1' | '::1' | 'localhost';
 }
 
@@ -92,6 +95,14 @@ async function handle(request: IncomingMessage, response: ServerResponse, contex
   const [given, ...rest] = url.pathname.split('/').slice(1);
   const refused = checkHost(request, context.port) ?? checkToken(given, context.token);
   if (refused !== undefined) return sendRefusal(response, refused);
+  // The page's assets are relative to its address: without the slash they would resolve outside the token.
+  if (rest.length === 0) {
+    const readOnly = checkRead(request);
+    if (readOnly !== undefined) return sendRefusal(response, readOnly);
+    response.writeHead(308, { location: `/${given}/`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+    response.end();
+    return;
+  }
   const route = decodedSegments(rest);
   if (route === undefined) return sendRefusal(response, { status: 404, code: 'NOT_FOUND', message: 'The address is not valid percent-encoding.' });
   if (route[0] !== 'api') {
@@ -168,6 +179,7 @@ function sendError(response: ServerResponse, error: unknown): void {
     response.destroy();
     return;
   }
+  if (error instanceof RequestRefused) return sendRefusal(response, error.refused);
   if (!RewindableError.isInstance(error)) {
     const message = `Unexpected failure: ${error instanceof Error ? error.message : String(error)}`;
     return sendJson(response, { error: { code: 'UNEXPECTED', message } } satisfies ErrorResponse, 500);

@@ -54,6 +54,11 @@ export interface PreviewResponse {
   files: PreviewFile[];
   /** The counts the confirmation repeats. */
   counts: { files: number; insertions: number; deletions: number; conflicts: number; leftAlone: number };
+  /**
+   * A digest of the plan this preview shows. A rewind sends it back; when the files (or the conversation) changed
+   * since, the plan differs and the rewind is refused with `PLAN_CHANGED`, changing nothing.
+   */
+  plan: string;
 }
 
 export interface DiffResponse {

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeProjectKey, RewindableError, RewindableErrorCode } from '../../src/index.js';
@@ -15,6 +16,24 @@ async function serve(session: PromptedSession): Promise<TimelineServer> {
   const server = await startTimelineServer({ cwd: session.project.root, storeDir: session.project.store });
   servers.push(server);
   return server;
+}
+
+/** Bytes sent as they are, for a request no HTTP client would send (no Host header); answers all it reads. */
+function rawRequest(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.end(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+/** The plan digest of a checkpoint's preview now: what the page sends back with the rewind the user confirmed. */
+async function planOf(server: TimelineServer, session: PromptedSession, checkpointId: string): Promise<string> {
+  const preview = await httpRequest(server.port, `/${server.token}/api/sessions/${session.sessionId}/checkpoints/${checkpointId}/preview`);
+  return preview.json.plan as string;
 }
 
 describe('startTimelineServer: endpoints', () => {
@@ -77,7 +96,7 @@ describe('startTimelineServer: endpoints', () => {
     const server = await serve(session);
     const base = `/${server.token}/api/sessions/${session.sessionId}`;
 
-    const rewind = await httpRequest(server.port, `${base}/rewind`, sameOriginPost(server.port, { checkpointId: session.first, scope: 'files' }));
+    const rewind = await httpRequest(server.port, `${base}/rewind`, sameOriginPost(server.port, { checkpointId: session.first, scope: 'files', plan: await planOf(server, session, session.first) }));
 
     expect(rewind.status).toBe(200);
     expect(rewind.json.report[0]).toBe(`Files rewound to state at message ${session.first}`);
@@ -96,7 +115,7 @@ describe('startTimelineServer: endpoints', () => {
     const server = await serve(session);
     const base = `/${server.token}/api/sessions/${session.sessionId}`;
 
-    const rewind = await httpRequest(server.port, `${base}/rewind`, sameOriginPost(server.port, { checkpointId: session.second, scope: 'both' }));
+    const rewind = await httpRequest(server.port, `${base}/rewind`, sameOriginPost(server.port, { checkpointId: session.second, scope: 'both', plan: await planOf(server, session, session.second) }));
     const timeline = await httpRequest(server.port, base);
 
     expect(rewind.json.conversationLeaf).toBe(session.first);
@@ -107,6 +126,76 @@ describe('startTimelineServer: endpoints', () => {
     expect(byId[session.second]).toBe(false);
     expect(timeline.json.branches).toHaveLength(1);
     expect(timeline.json.branches[0].userMessages.map((message: { uuid: string }) => message.uuid)).toEqual([session.first, session.second]);
+  });
+
+  it('refuses a rewind whose plan changed since the preview, changing nothing, and rewinds once the new plan is sent', async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+    const base = `/${server.token}/api/sessions/${session.sessionId}`;
+    const shown = await planOf(server, session, session.second);
+    // The agent works on after the preview was drawn: a file the confirmed plan does not know of.
+    const agent = await session.project.open({ session: { resume: session.sessionId } });
+    await agent.tools.write({ file_path: 'later.txt', content: 'written after the preview\n' });
+    await agent.close();
+    const afterAgent = session.project.snapshot();
+
+    const stale = await httpRequest(server.port, `${base}/rewind`, sameOriginPost(server.port, { checkpointId: session.second, plan: shown }));
+
+    expect(stale.status).toBe(409);
+    expect(stale.json.error.code).toBe('PLAN_CHANGED');
+    expect(session.project.snapshot()).toEqual(afterAgent);
+    const fresh = await httpRequest(server.port, `${base}/checkpoints/${session.second}/preview`);
+    expect(fresh.json.plan).not.toBe(shown);
+    expect(fresh.json.files.map((file: { path: string; action: string }) => [file.path, file.action])).toContainEqual([session.project.file('later.txt'), 'delete']);
+
+    const confirmed = await httpRequest(server.port, `${base}/rewind`, sameOriginPost(server.port, { checkpointId: session.second, plan: fresh.json.plan }));
+
+    expect(confirmed.status).toBe(200);
+    expect(session.project.snapshot()).toEqual(session.atSecond);
+  });
+
+  it('gives the same plan for the same files, and a new one when an edit keeps the line counts', async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+    const before = await planOf(server, session, session.first);
+    expect(await planOf(server, session, session.first)).toBe(before);
+
+    // One line for one line: the counts the dialog shows stay the same, the bytes a rewind removes do not.
+    session.project.write('src/greet.ts', 'export function greet(name: string) {\n  return `Hi, ${name}!`;\n}\n');
+
+    expect(await planOf(server, session, session.first)).not.toBe(before);
+  });
+
+  it('refuses a rewind without the plan the user confirmed, with INVALID_OPTIONS', async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+
+    const answer = await httpRequest(server.port, `/${server.token}/api/sessions/${session.sessionId}/rewind`, sameOriginPost(server.port, { checkpointId: session.first }));
+
+    expect(answer.status).toBe(400);
+    expect(answer.json.error).toMatchObject({ code: 'INVALID_OPTIONS', details: { option: 'plan' } });
+    expect(session.project.snapshot()).toEqual(session.atEnd);
+  });
+
+  it("undoes to an undo point only, never to a user message's checkpoint", async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+
+    const answer = await httpRequest(server.port, `/${server.token}/api/sessions/${session.sessionId}/undo`, sameOriginPost(server.port, { undoCheckpointId: session.first }));
+
+    expect(answer.status).toBe(400);
+    expect(answer.json.error).toMatchObject({ code: 'INVALID_OPTIONS', details: { option: 'undoCheckpointId' } });
+    expect(session.project.snapshot()).toEqual(session.atEnd);
+  });
+
+  it('redirects the address without its trailing slash to the page', async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+
+    const answer = await httpRequest(server.port, `/${server.token}`);
+
+    expect(answer.status).toBe(308);
+    expect(answer.headers.location).toBe(`/${server.token}/`);
   });
 
   it('serves the page, its script and its style', async () => {
@@ -131,6 +220,10 @@ describe('startTimelineServer: security', () => {
     const server = await serve(session);
 
     expect(server.url).toBe(`http://127.0.0.1:${server.port}/${server.token}/`);
+    const named = await startTimelineServer({ cwd: session.project.root, storeDir: session.project.store, host: 'localhost' });
+    servers.push(named);
+    expect(named.url).toBe(`http://127.0.0.1:${named.port}/${named.token}/`);
+    expect((await httpRequest(named.port, `/${named.token}/api/sessions`)).status).toBe(200);
     await expect(startTimelineServer({ cwd: session.project.root, storeDir: session.project.store, host: '0.0.0.0' as '127.0.0.1' })).rejects.toSatisfy((error) =>
       RewindableError.hasCode(error, RewindableErrorCode.INVALID_OPTIONS),
     );
@@ -147,6 +240,17 @@ describe('startTimelineServer: security', () => {
       expect(answer.json.error.code).toBe('FORBIDDEN');
       expect(answer.body).not.toContain(session.sessionId);
     }
+  });
+
+  it('leaves a request without Host to Node, which answers 400 with an empty body', async () => {
+    const session = await promptedSession();
+    const server = await serve(session);
+
+    const answer = await rawRequest(server.port, `GET /${server.token}/api/sessions HTTP/1.1\r\nConnection: close\r\n\r\n`);
+
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    // Whatever framing Node gives it, the body holds no JSON and nothing of the sessions.
+    expect(answer.split('\r\n\r\n').slice(1).join('').replace(/^0\r?\n?/, '')).toBe('');
   });
 
   it('refuses a forged Host (DNS rebinding), even with the token', async () => {
@@ -185,6 +289,11 @@ describe('startTimelineServer: security', () => {
     // A form post (no JSON) from the page's own origin is no rewind either.
     const form = await httpRequest(server.port, target, { method: 'POST', headers: { origin: `http://127.0.0.1:${server.port}`, 'content-type': 'text/plain' }, body });
     expect(form.status).toBe(415);
+    for (const contentType of ['application/jsonx', 'application/json-patch+json', 'application/json5; charset=utf-8']) {
+      const lookalike = await httpRequest(server.port, target, { method: 'POST', headers: { origin: `http://127.0.0.1:${server.port}`, 'content-type': contentType }, body });
+      expect(lookalike.status).toBe(415);
+      expect(lookalike.json.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    }
     expect(session.project.snapshot()).toEqual(session.atEnd);
   });
 
@@ -237,6 +346,26 @@ describe('startTimelineServer: security', () => {
       expect(answer.json.error.code).toBe('INVALID_PATH');
       expect(answer.body).not.toContain('not tracked');
     }
+  });
+
+  it('answers the diff of a file whose directory became a link out of the project with why it is left alone, naming nothing outside', async () => {
+    const session = await promptedSession();
+    const agent = await session.project.open({ session: { resume: session.sessionId } });
+    const third = await agent.checkpoint();
+    fs.mkdirSync(session.project.file('sub'));
+    await agent.tools.write({ file_path: 'sub/x.txt', content: 'the agent wrote this\n' });
+    await agent.close();
+    fs.writeFileSync(`${session.project.outside}/x.txt`, 'outside the project\n');
+    fs.rmSync(session.project.file('sub'), { recursive: true });
+    fs.symlinkSync(session.project.outside, session.project.file('sub'));
+    const server = await serve(session);
+
+    const answer = await httpRequest(server.port, `/${server.token}/api/sessions/${session.sessionId}/checkpoints/${third}/diff?path=${encodeURIComponent(session.project.file('sub/x.txt'))}`);
+
+    expect(answer.status).toBe(200);
+    expect(answer.json.file).toMatchObject({ path: session.project.file('sub/x.txt'), action: 'skip', reason: 'parent-changed' });
+    expect(answer.body).not.toContain(session.project.outside);
+    expect(answer.body).not.toContain('outside the project\\n');
   });
 
   it('answers a failure as JSON with the library error code', async () => {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 import { startTimelineServer } from '../../ui/timeline-server.js';
@@ -40,20 +41,49 @@ export const uiCommand: Command = {
     const { out } = invocation;
     out.line(`Timeline of ${cwd}: ${server.url}`);
     out.note('Press Ctrl-C to stop.');
-    if (flagValue(invocation, 'open')) openBrowser(server.url);
-    await new Promise<void>((resolve) => {
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => resolve());
-    });
-    // A rewind under way finishes first, rather than leaving its files half rewound.
-    await server.close();
+    const opened = flagValue(invocation, 'open') ? openBrowser(server.url) : undefined;
+    try {
+      await new Promise<void>((resolve) => {
+        for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => resolve());
+      });
+      // A rewind under way finishes first, rather than leaving its files half rewound.
+      await server.close();
+    } finally {
+      opened?.remove();
+    }
     return ExitCode.success;
   },
 };
 
-/** The platform's opener; the page works the same whether or not one is found. */
-function openBrowser(url: string): void {
+/**
+ * Opens the page with the platform's opener; the page works the same whether
+ * or not one is found. The opener is handed a private file that redirects
+ * to the page, not the address itself: a command line is readable by every
+ * user of the machine (ps, /proc/PID/cmdline), and the address holds the
+ * token. The file is readable by this user only, in a directory of its own,
+ * and is removed when the server stops.
+ */
+function openBrowser(url: string): { remove(): void } {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'rewindable-ui-'));
+  fs.chmodSync(directory, 0o700);
+  const file = path.join(directory, 'open-timeline.html');
+  fs.writeFileSync(file, redirectPage(url), { mode: 0o600, flag: 'wx' });
   const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer.exe' : 'xdg-open';
-  const child = spawn(command, [url], { stdio: 'ignore', detached: true });
+  const child = spawn(command, [file], { stdio: 'ignore', detached: true });
   child.on('error', () => {});
   child.unref();
+  return { remove: () => fs.rmSync(directory, { recursive: true, force: true }) };
+}
+
+function redirectPage(url: string): string {
+  const escaped = url.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return [
+    '<!doctype html>',
+    '<meta charset="utf-8">',
+    '<meta name="referrer" content="no-referrer">',
+    `<meta http-equiv="refresh" content="0;url=${escaped}">`,
+    '<title>rewindable timeline</title>',
+    `<p><a href="${escaped}">Open the timeline</a></p>`,
+    '',
+  ].join('\n');
 }

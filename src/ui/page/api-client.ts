@@ -22,7 +22,9 @@ export const api = {
   preview: (sessionId: string, checkpointId: string) => get<PreviewResponse>(`api/sessions/${encodeURIComponent(sessionId)}/checkpoints/${encodeURIComponent(checkpointId)}/preview`),
   diff: (sessionId: string, checkpointId: string, file: string) =>
     get<DiffResponse>(`api/sessions/${encodeURIComponent(sessionId)}/checkpoints/${encodeURIComponent(checkpointId)}/diff?path=${encodeURIComponent(file)}`),
-  rewind: (sessionId: string, checkpointId: string, scope: string) => post<RewindResponse>(`api/sessions/${encodeURIComponent(sessionId)}/rewind`, { checkpointId, scope }),
+  /** `plan` is the digest of the preview the user confirmed: the server refuses with PLAN_CHANGED when a rewind would now do otherwise. */
+  rewind: (sessionId: string, checkpointId: string, scope: string, plan: string) =>
+    post<RewindResponse>(`api/sessions/${encodeURIComponent(sessionId)}/rewind`, { checkpointId, scope, plan }),
   undo: (sessionId: string, undoCheckpointId: string) => post<RewindResponse>(`api/sessions/${encodeURIComponent(sessionId)}/undo`, { undoCheckpointId }),
 };
 

@@ -5,7 +5,7 @@
  * address after `#`, so Back, Forward and bookmarks work, and each is built
  * from one or two JSON answers of the server.
  */
-import type { PreviewFile, RewindResponse, TimelineCheckpoint, TimelineResponse } from '../timeline-types.js';
+import type { PreviewFile, PreviewResponse, RewindResponse, TimelineCheckpoint, TimelineResponse } from '../timeline-types.js';
 import { api, ApiError } from './api-client.js';
 import { diffTable, noTextDiff, type DiffLayout } from './diff-view.js';
 import { displayPath, firstLine, formatBytes, formatTime, h, plural } from './dom.js';
@@ -189,8 +189,26 @@ function branchesSection(timeline: TimelineResponse): Node[] {
   ];
 }
 
+/** Said above a preview drawn again because the files changed after the one the user was shown. */
+const planChangedNotice = 'The files changed since the preview you saw: nothing was rewound. This is what a rewind would do now; confirm again to rewind.';
+
 async function previewView(sessionId: string, checkpointId: string): Promise<Node[]> {
-  const preview = await api.preview(sessionId, checkpointId);
+  return previewContent(await api.preview(sessionId, checkpointId));
+}
+
+/**
+ * Draws the preview again with a notice, and asks again: the plan the user
+ * confirmed is no longer the one a rewind would carry out.
+ */
+function redrawPreview(preview: PreviewResponse): void {
+  rendering++;
+  view.replaceChildren(...previewContent(preview, planChangedNotice));
+  (view.querySelector('h1') ?? view).focus();
+  view.querySelector<HTMLButtonElement>('.actions button.danger:not([disabled])')?.click();
+}
+
+function previewContent(preview: PreviewResponse, notice?: string): Node[] {
+  const { sessionId } = preview;
   const at = `${preview.kind} ${preview.checkpointId}`;
   const { counts } = preview;
   const heading = h('h1', { tabindex: -1 }, `Rewind to ${at}`);
@@ -205,11 +223,24 @@ async function previewView(sessionId: string, checkpointId: string): Promise<Nod
   const button = h('button', { type: 'button', class: 'danger', disabled: changed.length === 0 }, 'Rewind…');
   button.addEventListener('click', () => {
     void (async () => {
-      const scope = await askToRewind(counts, preview.conversationRewindable);
-      button.focus();
-      if (scope === undefined) return;
       button.disabled = true;
-      await showOutcome(result, () => api.rewind(sessionId, preview.checkpointId, scope), sessionId);
+      // The dialog repeats what a rewind would do now, not what it would have done when this view was drawn.
+      let fresh: PreviewResponse;
+      try {
+        fresh = await api.preview(sessionId, preview.checkpointId);
+      } catch (error) {
+        button.disabled = false;
+        result.replaceChildren(errorBox(error));
+        return;
+      }
+      if (fresh.plan !== preview.plan) return redrawPreview(fresh);
+      const scope = await askToRewind(fresh.counts, fresh.conversationRewindable);
+      button.focus();
+      if (scope === undefined) {
+        button.disabled = false;
+        return;
+      }
+      await showOutcome(result, () => api.rewind(sessionId, fresh.checkpointId, scope, fresh.plan), sessionId, async () => redrawPreview(await api.preview(sessionId, fresh.checkpointId)));
     })();
   });
   const parts = [
@@ -222,6 +253,7 @@ async function previewView(sessionId: string, checkpointId: string): Promise<Nod
     h('div', { class: 'actions' }, button),
     result,
   ];
+  if (notice !== undefined) parts.splice(1, 0, h('p', { class: 'warning', role: 'alert' }, notice));
   return parts.filter((part): part is HTMLElement => part !== false);
 }
 
@@ -251,13 +283,20 @@ function filesTable(sessionId: string, checkpointId: string, cwd: string, files:
   );
 }
 
-/** Runs a rewind or an undo and shows its report as the CLI prints it, with the way back. */
-async function showOutcome(into: HTMLElement, run: () => Promise<RewindResponse>, sessionId: string): Promise<void> {
+/**
+ * Runs a rewind or an undo and shows its report as the CLI prints it, with
+ * the way back. A rewind the server refused because its plan changed goes
+ * to `onPlanChanged`, which shows the new plan.
+ */
+async function showOutcome(into: HTMLElement, run: () => Promise<RewindResponse>, sessionId: string, onPlanChanged?: () => Promise<void>): Promise<void> {
   into.replaceChildren(h('p', { class: 'muted' }, 'Working…'));
   let outcome: RewindResponse;
   try {
     outcome = await run();
   } catch (error) {
+    if (onPlanChanged !== undefined && error instanceof ApiError && error.code === 'PLAN_CHANGED') {
+      return onPlanChanged().catch((failure: unknown) => void into.replaceChildren(errorBox(failure)));
+    }
     into.replaceChildren(errorBox(error));
     return;
   }

@@ -29,9 +29,9 @@ export interface RunningUi {
   stop(): Promise<number | null>;
 }
 
-/** Starts `rewindable ui` and waits for the address it prints. */
-export function startUi(cli: BuiltCli, args: string[]): Promise<RunningUi> {
-  const child = spawn(process.execPath, [cli.bin, 'ui', ...args], { env: { ...process.env, HOME: cli.home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `rewindable ui` and waits for the address it prints; `env` is added to its environment. */
+export function startUi(cli: BuiltCli, args: string[], env: Record<string, string> = {}): Promise<RunningUi> {
+  const child = spawn(process.execPath, [cli.bin, 'ui', ...args], { env: { ...process.env, HOME: cli.home, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     let stdout = '';
