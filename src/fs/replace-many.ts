@@ -63,7 +63,8 @@ export class ReplaceMany {
   /** Started at the first job that goes to them; `here` when they cannot run, or too few jobs are expected to be worth it. */
   private workers: ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>> | 'here' | undefined;
   private readonly stop = new Int32Array(new SharedArrayBuffer(4));
-  private batch: { jobs: ReplaceJob[]; first: number; bytes: number } | undefined;
+  /** `indices`: each job's place among all added, which jobs written here (large files) interleave. */
+  private batch: { jobs: ReplaceJob[]; indices: number[]; bytes: number } | undefined;
   private readonly running = new Set<Promise<void>>();
   private waitingBytes = 0;
 
@@ -93,8 +94,9 @@ export class ReplaceMany {
       this.settle(index, replaceOne(job, this.stop));
       return;
     }
-    this.batch ??= { jobs: [], first: index, bytes: 0 };
+    this.batch ??= { jobs: [], indices: [], bytes: 0 };
     this.batch.jobs.push(job);
+    this.batch.indices.push(index);
     this.batch.bytes += job.bytes.length;
     if (this.batch.jobs.length >= batchJobs || this.batch.bytes >= batchBytes) await this.send();
   }
@@ -111,7 +113,7 @@ export class ReplaceMany {
   }
 
   private async send(): Promise<void> {
-    const { jobs, first, bytes } = this.batch!;
+    const { jobs, indices, bytes } = this.batch!;
     this.batch = undefined;
     while (this.waitingBytes > 0 && this.waitingBytes + bytes > bytesInFlight) await Promise.race(this.running);
     const workers = this.workers as ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>>;
@@ -124,14 +126,14 @@ export class ReplaceMany {
       .then(
         ({ results }) => {
           jobsDoneOnWorkers += results.length;
-          results.forEach((result, offset) => this.settle(first + offset, result));
+          results.forEach((result, offset) => this.settle(indices[offset]!, result));
         },
         // The worker died (it catches every error of a job, so only something like running out of memory does
         // this). Which of these it wrote is unknown: each file is whole, old or new, and the batch counts as failed.
         (error: unknown) => {
           Atomics.store(this.stop, 0, 1);
           const failed: ReplaceResult = { status: 'failed', error: { message: `a rewind worker stopped: ${String(error)}` } };
-          jobs.forEach((_, offset) => this.settle(first + offset, failed));
+          indices.forEach((index) => this.settle(index, failed));
         },
       )
       .finally(() => {
