@@ -384,6 +384,24 @@ describe('a rewind of many files', () => {
   }
 
 
+  it('lists every file it wrote when files over 256 KiB, written on this thread, are mixed with batched ones (300 files)', async () => {
+    const project = tempProject();
+    const contentOf = (index: number, version: string) => (index % 5 === 0 ? `${version} ${index}\n`.repeat(30_000) : `${version} ${index}\n`);
+    const files = Array.from({ length: 300 }, (_, index) => project.write(`src/m${index % 8}/f${index}.ts`, contentOf(index, 'first')));
+    const manager = await project.open();
+    const first = await manager.checkpoint(newId());
+    for (const [index, file] of files.entries()) {
+      await manager.trackEdit(file);
+      fs.writeFileSync(file, contentOf(index, 'second'));
+    }
+    await manager.checkpoint(newId());
+    const result = await manager.rewindFiles(first);
+    expect(result.filesChanged?.length).toBe(300);
+    expect(new Set(result.filesChanged)).toEqual(new Set(files));
+    for (const [index, file] of files.entries()) expect(fs.readFileSync(file, 'utf8')).toBe(contentOf(index, 'first'));
+    await manager.close();
+  });
+
   it('restores 400 files exactly (bytes and modes), and its undo puts them back', async () => {
     const project = tempProject();
     const files = Array.from({ length: 400 }, (_, index) => project.write(`src/m${index % 16}/f${index}.ts`, `export const value${index} = ${index};\n`));
