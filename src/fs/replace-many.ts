@@ -41,8 +41,21 @@ const largestForWorkers = 256 * 1024;
 /** Jobs sent to a worker at once, and the most bytes in one message: few messages, none large. */
 const batchJobs = 16;
 const batchBytes = 1024 * 1024;
-/** The most bytes waiting in workers at any time, so a rewind of large files holds only a few in memory. */
-const bytesInFlight = 16 * 1024 * 1024;
+/** Batches sent to a worker and not yet answered: one it works on, one ready next; so a rewind holds few bytes. */
+const batchesPerWorker = 2;
+
+/**
+ * Buffers that carry batches' bytes, shared with the workers and reused once their batch is answered: a buffer
+ * moved to a worker is freed there, and each new one costs this thread a page fault per page as the bytes go in,
+ * more than the copy itself. Up to `spareBytes` are kept between rewinds.
+ */
+const spareBuffers: SharedArrayBuffer[] = [];
+const spareBytes = 4 * 1024 * 1024;
+
+function sharedBuffer(size: number): SharedArrayBuffer {
+  const index = spareBuffers.findIndex((buffer) => buffer.byteLength >= size);
+  return index === -1 ? new SharedArrayBuffer(2 ** Math.ceil(Math.log2(Math.max(size, batchJobs * 16 * 1024)))) : spareBuffers.splice(index, 1)[0]!;
+}
 
 /**
  * Four, whatever the cores: part of the kernel work (an fsync above all)
@@ -63,9 +76,9 @@ export class ReplaceMany {
   /** Started at the first job that goes to them; `here` when they cannot run, or too few jobs are expected to be worth it. */
   private workers: ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>> | 'here' | undefined;
   private readonly stop = new Int32Array(new SharedArrayBuffer(4));
-  private batch: { jobs: ReplaceJob[]; first: number; bytes: number } | undefined;
+  /** `indices`: each job's place among all added, which jobs written here (large files) interleave. */
+  private batch: { jobs: ReplaceJob[]; indices: number[]; bytes: number } | undefined;
   private readonly running = new Set<Promise<void>>();
-  private waitingBytes = 0;
 
   /**
    * `onResult` is called with each job's result as soon as it is known (the
@@ -93,8 +106,9 @@ export class ReplaceMany {
       this.settle(index, replaceOne(job, this.stop));
       return;
     }
-    this.batch ??= { jobs: [], first: index, bytes: 0 };
+    this.batch ??= { jobs: [], indices: [], bytes: 0 };
     this.batch.jobs.push(job);
+    this.batch.indices.push(index);
     this.batch.bytes += job.bytes.length;
     if (this.batch.jobs.length >= batchJobs || this.batch.bytes >= batchBytes) await this.send();
   }
@@ -111,33 +125,31 @@ export class ReplaceMany {
   }
 
   private async send(): Promise<void> {
-    const { jobs, first, bytes } = this.batch!;
+    const { jobs, indices, bytes } = this.batch!;
     this.batch = undefined;
-    while (this.waitingBytes > 0 && this.waitingBytes + bytes > bytesInFlight) await Promise.race(this.running);
     const workers = this.workers as ReadonlyArray<TaskWorker<Batch | 'warm-up', BatchReply>>;
-    const worker = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
-    this.waitingBytes += bytes;
-    const packed = packBytes(jobs.map((job) => job.bytes));
-    const batch: Batch = { jobs: jobs.map((job, offset) => ({ ...job, bytes: packed.spans[offset]! })), bytes: packed.bytes, stop: this.stop };
-    const done = worker
-      .run(batch, [packed.bytes.buffer])
+    const leastBusy = () => workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least), workers[0]!);
+    while (this.running.size > 0 && leastBusy().busy >= batchesPerWorker) await Promise.race(this.running);
+    const packed = new Uint8Array(sharedBuffer(bytes), 0, bytes);
+    const spans = packBytes(jobs.map((job) => job.bytes), packed);
+    const batch: Batch = { jobs: jobs.map((job, offset) => ({ ...job, bytes: spans[offset]! })), bytes: packed, stop: this.stop };
+    const done = leastBusy()
+      .run(batch)
       .then(
         ({ results }) => {
+          if (spareBuffers.reduce((total, spare) => total + spare.byteLength, packed.buffer.byteLength) <= spareBytes) spareBuffers.push(packed.buffer);
           jobsDoneOnWorkers += results.length;
-          results.forEach((result, offset) => this.settle(first + offset, result));
+          results.forEach((result, offset) => this.settle(indices[offset]!, result));
         },
         // The worker died (it catches every error of a job, so only something like running out of memory does
         // this). Which of these it wrote is unknown: each file is whole, old or new, and the batch counts as failed.
         (error: unknown) => {
           Atomics.store(this.stop, 0, 1);
           const failed: ReplaceResult = { status: 'failed', error: { message: `a rewind worker stopped: ${String(error)}` } };
-          jobs.forEach((_, offset) => this.settle(first + offset, failed));
+          indices.forEach((index) => this.settle(index, failed));
         },
       )
-      .finally(() => {
-        this.waitingBytes -= bytes;
-        this.running.delete(done);
-      });
+      .finally(() => this.running.delete(done));
     this.running.add(done);
   }
 }

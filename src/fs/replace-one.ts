@@ -10,7 +10,7 @@ import { statSignature, wallClockNs } from './stat-signature.js';
  * one synchronous run: what `ReplaceMany` does for each job, on this thread
  * or on a worker (replace-worker.ts). The directory is reached through its
  * handle path, valid in every thread of the process. Between threads, the
- * bytes of a batch travel packed (`packBytes`); results carry no bytes.
+ * bytes of a batch travel packed in one buffer (`packBytes`); results carry no bytes.
  */
 
 export interface ReplaceJob extends Pick<CheckOptions, 'maxBytes'> {
@@ -78,27 +78,15 @@ export function errorOf(result: Extract<ReplaceResult, { status: 'failed' }>): N
   return Object.assign(new Error(result.error.message), result.error) as NodeJS.ErrnoException;
 }
 
-/** Where the bytes of one job, or of one result, are in the one buffer its batch, or its reply, carries. */
-export interface Span {
-  start: number;
-  end: number;
-}
+/** Where the bytes of one job are in the one buffer its batch carries. */
+export type Span = { start: number; end: number };
 
-/**
- * `parts` back to back in one new buffer, with where each is in it: what goes
- * to a worker. Cloning each part would copy the whole buffer under it
- * (a member of a bundle is a view into the bundle); one buffer of exactly
- * their bytes, moved, copies each once.
- */
-export function packBytes(parts: ReadonlyArray<Uint8Array | undefined>): { bytes: Buffer<ArrayBuffer>; spans: Array<Span | undefined> } {
-  // Not zero-filled (every byte is set below), and never a slice of the shared pool: it is moved to the other thread.
-  const bytes = Buffer.allocUnsafeSlow(parts.reduce((total, part) => total + (part?.length ?? 0), 0));
+/** `parts` back to back in `into` (at least their total length), with where each is in it: what goes to a worker. */
+export function packBytes(parts: readonly Uint8Array[], into: Uint8Array): Span[] {
   let at = 0;
-  const spans = parts.map((part) => {
-    if (part === undefined) return undefined;
-    bytes.set(part, at);
+  return parts.map((part) => {
+    into.set(part, at);
     at += part.length;
     return { start: at - part.length, end: at };
   });
-  return { bytes, spans };
 }

@@ -235,6 +235,37 @@ describe.runIf(linux)('ReplaceMany', () => {
     expect(whole.equals(copy)).toBe(true);
   });
 
+
+  it('answers each job with its own result, and writes each round its own bytes, when files too large for a worker are mixed in and rounds follow one another', async () => {
+    const project = tempProject();
+    const directory = path.join(project.root, 'd');
+    fs.mkdirSync(directory);
+    const pinned = PinnedDirectory.open(directory) as PinnedDirectory;
+    // Files over 256 KiB are written on this thread, between jobs batched for the workers; batches of every size go
+    // through the workers, round after round, in buffers reused once a batch is answered.
+    const sizes = Array.from({ length: 300 }, (_, index) => [10 * 1024, 1, 300 * 1024, 256 * 1024, 0, 40 * 1024][index % 6]!);
+    for (const round of [1, 2, 3]) {
+      const contents = sizes.map((size, index) => Buffer.alloc(size, `round ${round} file ${index};`));
+      const doneOnWorkers = jobsDoneOffMainThread();
+      const replacements = new ReplaceMany(contents.length);
+      for (const [index, bytes] of contents.entries()) {
+        const file = path.join(directory, `f${index}.txt`);
+        const expected: ReplaceJob['expected'] = round === 1 ? { kind: 'absent' } : { kind: 'file', sha256: sha256(fs.readFileSync(file)), mode: 0o640 };
+        await replacements.add({ directoryHandle: pinned.handlePath()!, directoryPath: directory, name: `f${index}.txt`, expected, bytes, mode: 0o640, durable: false, maxBytes: 1 << 20 });
+      }
+      const results = await replacements.finish();
+      expect(results.filter((result) => result.status !== 'written')).toEqual([]);
+      expect(jobsDoneOffMainThread()).toBeGreaterThan(doneOnWorkers + 200);
+      for (const [index, bytes] of contents.entries()) {
+        const file = path.join(directory, `f${index}.txt`);
+        expect(fs.readFileSync(file).equals(bytes), `round ${round}, file ${index}`).toBe(true);
+        // The result at each index is that job's: the signature of its own file.
+        expect((results[index] as { signature?: string }).signature, `round ${round}, file ${index}`).toBe(signatureOf(file));
+      }
+    }
+    pinned.close();
+  });
+
   for (const count of [120, 6]) {
     it(`counts the lines each job changed against the bytes it replaced or removed, when asked, checked like any (${count} jobs, ${count >= 32 ? 'worker threads' : 'this thread'})`, async () => {
       const project = tempProject();
@@ -352,6 +383,24 @@ describe('a rewind of many files', () => {
     });
   }
 
+
+  it('lists every file it wrote when files over 256 KiB, written on this thread, are mixed with batched ones (300 files)', async () => {
+    const project = tempProject();
+    const contentOf = (index: number, version: string) => (index % 5 === 0 ? `${version} ${index}\n`.repeat(30_000) : `${version} ${index}\n`);
+    const files = Array.from({ length: 300 }, (_, index) => project.write(`src/m${index % 8}/f${index}.ts`, contentOf(index, 'first')));
+    const manager = await project.open();
+    const first = await manager.checkpoint(newId());
+    for (const [index, file] of files.entries()) {
+      await manager.trackEdit(file);
+      fs.writeFileSync(file, contentOf(index, 'second'));
+    }
+    await manager.checkpoint(newId());
+    const result = await manager.rewindFiles(first);
+    expect(result.filesChanged?.length).toBe(300);
+    expect(new Set(result.filesChanged)).toEqual(new Set(files));
+    for (const [index, file] of files.entries()) expect(fs.readFileSync(file, 'utf8')).toBe(contentOf(index, 'first'));
+    await manager.close();
+  });
 
   it('restores 400 files exactly (bytes and modes), and its undo puts them back', async () => {
     const project = tempProject();

@@ -15,7 +15,7 @@ import { replaceOne, type ReplaceJob, type ReplaceResult, type Span } from '../r
 export interface Batch {
   /** The jobs, each with the span of `bytes` it writes instead of bytes of its own. */
   jobs: Array<Omit<ReplaceJob, 'bytes'> & { bytes: Span }>;
-  /** The bytes of every job back to back, moved to the worker (not copied): one buffer per batch. */
+  /** The bytes of every job back to back, in a buffer shared with the sender (not copied), which reuses it once answered. */
   bytes: Uint8Array;
   /** Set to 1 by whichever thread sees a job fail: later jobs are not started, in any thread. */
   stop: Int32Array;
