@@ -9,7 +9,7 @@ import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js'
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import type { FullScanReason } from './journal/scope-journal.js';
-import { walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile } from './walk-scope.js';
+import { walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile, type WatchBeforeListing } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -52,8 +52,15 @@ export interface CommandChanges {
  * A checkpoint with a capture scope: scan, back up files that appeared
  * (created during the turn: "absent"; there before: their content), then take
  * the checkpoint, reusing the scan's stat of every file to skip unchanged ones.
+ * `watch` starts the journal's watch of each directory before it is listed.
  */
-export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture, fullScanReason: FullScanReason = 'journal-off'): Promise<ScanReport> {
+export async function checkpointWithScan(
+  session: Session,
+  id: string,
+  capture: ResolvedCapture,
+  fullScanReason: FullScanReason = 'journal-off',
+  watch?: WatchBeforeListing,
+): Promise<ScanReport> {
   const startedAtNs = wallClockNs();
   const previous = scopeIndexOf(session);
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
@@ -61,7 +68,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   const walk = await walkScope(session.root, capture, previous?.walk, (absolute, key) => {
     const before = previous?.files.get(absolute);
     return before !== undefined && before.clean && sameStatKey(before.key, key);
-  });
+  }, watch);
   const batch = session.newBlobBatch();
   const rules = rulesOf(capture, walk.reusable);
   const fresh = await trackNewFiles(session, walk.entries, {

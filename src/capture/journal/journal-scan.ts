@@ -61,7 +61,7 @@ export async function checkpointWithJournal(session: Session, id: string, captur
 async function fullCheckpoint(session: Session, id: string, capture: ResolvedCapture, journal: ScopeJournal, reason: FullScanReason): Promise<ScanReport> {
   states.delete(session);
   journal.startFullScan(reason);
-  const report = await checkpointWithScan(session, id, capture, reason);
+  const report = await checkpointWithScan(session, id, capture, reason, (directory) => journal.watchBeforeListing(directory));
   const index = scopeIndexOf(session);
   const directories = index?.walk.directories;
   if (index === undefined || directories === undefined) {
