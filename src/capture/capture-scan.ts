@@ -158,16 +158,19 @@ export interface ScopeSnapshot {
   leftOut: string[];
   /** FIFOs, sockets and devices in scope. */
   skipped?: SkippedSpecialFile[];
+  /** The walk itself, for the journal to start from (absent from snapshots read back from disk). */
+  walk?: ScopeWalk;
 }
 
 /**
  * A scan between checkpoints, around one command: files that appeared are
  * backed up against the current checkpoint (so a rewind deletes what the
  * command created), and every file's stat signature is kept for comparison.
+ * `watch` starts the journal's watch of each directory before it is listed.
  */
-export async function snapshotScope(session: Session, capture: ResolvedCapture): Promise<ScopeSnapshot> {
+export async function snapshotScope(session: Session, capture: ResolvedCapture, watch?: WatchBeforeListing): Promise<ScopeSnapshot> {
   const startedAtNs = wallClockNs();
-  const walk = await walkScope(session.root, capture, scopeIndexOf(session)?.walk);
+  const walk = await walkScope(session.root, capture, scopeIndexOf(session)?.walk, undefined, watch);
   const current = session.state.latestCheckpoint!;
   const batch = session.newBlobBatch();
   const rules = rulesOf(capture, walk.reusable);
@@ -193,6 +196,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
     rules,
     leftOut,
     skipped: walk.skipped,
+    walk,
   };
 }
 

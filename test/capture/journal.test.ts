@@ -133,4 +133,33 @@ describe('capture journal', () => {
     await manager.rewindFiles(second);
     expect(project.snapshot()).toEqual(whenTaken);
   });
+
+  it('starts the journal again from the full scan before a command, so the next checkpoint is journaled', async () => {
+    const project = tempProject();
+    project.write('src/a.ts', 'a\n');
+    project.write('src/b.ts', 'b\n');
+    const manager = await project.open({ capture: { journal: true } });
+    const first = await manager.checkpoint(newId());
+    // A new rule makes the journal take every verdict again: the scan before the command is a full one.
+    project.write('.gitignore', '*.log\n');
+    // Past the racy window (50 ms here), or the rules could not vouch for themselves at the next checkpoint either.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const { changes } = await manager.captureChanges(() => {
+      fs.writeFileSync(project.file('src/a.ts'), 'a by the command\n');
+      project.write('gen/out.txt', 'out\n');
+      project.write('gen/trace.log', 'ignored\n');
+    });
+    expect(changes).toMatchObject({ created: [project.file('gen/out.txt')], modified: [project.file('src/a.ts')], deleted: [] });
+    fs.rmSync(project.file('src/b.ts'));
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({
+      via: 'journal',
+      created: [project.file('.gitignore'), project.file('gen/out.txt')],
+      modified: [project.file('src/a.ts')],
+      deleted: [project.file('src/b.ts')],
+      ignored: [project.file('gen/trace.log')],
+    });
+    await manager.rewindFiles(first);
+    expect(project.snapshot()).toEqual({ 'src/': 'dir 755', 'src/a.ts': '644 YQo=', 'src/b.ts': '644 Ygo=', 'gen/': 'dir 755', 'gen/trace.log': project.snapshot()['gen/trace.log'] });
+  });
 });

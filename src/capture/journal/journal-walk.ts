@@ -61,7 +61,9 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
   const lister = await scopeLister(root, capture, rules);
   if (lister.listingRules() !== previous.listedWith) throw new JournalFallback('rules-changed');
   if ((rules === undefined ? 'none' : fingerprintOf(root, previous.ruleFiles)) !== previous.rulesFingerprint) throw new JournalFallback('rules-changed');
-  for (const entry of changes.paths) if (isRuleFile(entry)) throw new JournalFallback('rules-changed');
+  // A rule file the walk read is vouched for by the fingerprint above (its stat signature); any other is new.
+  const knownRuleFiles = new Set(previous.ruleFiles);
+  for (const entry of changes.paths) if (isRuleFile(entry) && !knownRuleFiles.has(entry)) throw new JournalFallback('rules-changed');
   const filter = rules?.hasRules === true ? rules : undefined;
   const rootStat = fs.lstatSync(root, { bigint: true });
 
