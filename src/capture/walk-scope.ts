@@ -108,7 +108,7 @@ export async function walkScope(
       const visit = (directory: string) => {
         // Watched before its stat is compared: a listing reused is then what the watch started from.
         watch?.(directory);
-        const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
+        const stat = lstatIfPresent(directory === '' ? root : `${root}/${directory}`);
         if (stat === undefined || !stat.isDirectory()) return; // gone (or replaced): what it held is not listed
         const before = reusable.directories!.get(directory);
         const listing =
@@ -159,7 +159,7 @@ export async function walkScope(
       unchanged.push(absolute);
       return;
     }
-    const stat = fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(absolute);
     // Removed during the walk: it is simply not there.
     if (stat === undefined) return;
     kept.push(relative);
@@ -332,9 +332,22 @@ function recordDirectories(root: string, found: readonly fg.Entry[], directories
     }
   }
   for (const [directory, listing] of byParent) {
-    const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(directory === '' ? root : `${root}/${directory}`);
     if (stat === undefined || !stat.isDirectory()) return directories.clear(); // the tree moved under the walk: list it all next time
     directories.set(directory, { ...listing, stat });
+  }
+}
+
+/**
+ * An entry's lstat, or undefined when nothing is there now: removed (ENOENT), or a directory on its way
+ * replaced by a file (ENOTDIR), as a shell's `rm -r a && mv x a` leaves it.
+ */
+export function lstatIfPresent(absolute: string): fs.BigIntStats | undefined {
+  try {
+    return fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw error;
   }
 }
 
@@ -351,7 +364,7 @@ export function fingerprintOf(root: string, ruleFiles: readonly string[]): strin
   const now = wallClockNs();
   const parts: string[] = [];
   for (const relative of [path.join('.git', 'info', 'exclude'), ...ruleFiles]) {
-    const stat = fs.lstatSync(path.join(root, relative), { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(path.join(root, relative));
     if (stat !== undefined && modifiedNear(stat, now)) return `changing:${randomUUID()}`;
     parts.push(`${relative}=${stat === undefined ? '-' : statSignature(stat)}`);
   }

@@ -162,4 +162,28 @@ describe('capture journal', () => {
     await manager.rewindFiles(first);
     expect(project.snapshot()).toEqual({ 'src/': 'dir 755', 'src/a.ts': '644 YQo=', 'src/b.ts': '644 Ygo=', 'gen/': 'dir 755', 'gen/trace.log': project.snapshot()['gen/trace.log'] });
   });
+
+  it('follows a directory replaced by a file under the same name (rm -r a && mv x a), before and after a command', async () => {
+    const project = tempProject();
+    project.write('x', 'x\n');
+    project.write('a/c/y', 'y\n');
+    project.write('a/c/d/w', 'w\n');
+    const manager = await project.open({ capture: { journal: true } });
+    const first = await manager.checkpoint(newId());
+    fs.rmSync(project.file('a'), { recursive: true });
+    fs.renameSync(project.file('x'), project.file('a'));
+    const { changes } = await manager.captureChanges(() => fs.writeFileSync(project.file('x'), 'x again\n'));
+    expect(changes).toMatchObject({ created: [project.file('x')], modified: [], deleted: [] });
+    await manager.checkpoint(newId());
+    // What the full scan records too: the files under the old directory keep their last backups.
+    expect(manager.lastScan).toMatchObject({
+      via: 'journal',
+      created: [project.file('a')],
+      modified: [project.file('a/c/d/w'), project.file('a/c/y'), project.file('x')],
+      deleted: [],
+    });
+    await manager.rewindFiles(first);
+    // The rewind deletes the file `a` and restores `x`; it leaves the files under `a/` alone, their parent having changed.
+    expect(project.snapshot()).toEqual({ x: '644 eAo=' });
+  });
 });

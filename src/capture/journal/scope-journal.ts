@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { lstatIfPresent } from '../walk-scope.js';
 
 /**
  * Why a checkpoint with a capture scope took the full scan rather than the
@@ -221,8 +222,8 @@ export class ScopeJournal {
   watchBeforeListing(directory: string): void {
     if (!this.enabled) return;
     if (this.watchers.has(directory) && !this.lostWatches.has(directory)) {
-      const inode = fs.lstatSync(this.absoluteOf(directory), { throwIfNoEntry: false })?.ino;
-      if (inode !== undefined && inode === this.watchedInodes.get(directory)) return;
+      const stat = lstatIfPresent(this.absoluteOf(directory));
+      if (stat !== undefined && Number(stat.ino) === this.watchedInodes.get(directory)) return;
       this.unwatch(directory);
     }
     this.watch(directory);
