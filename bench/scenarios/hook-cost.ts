@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { generatedPath, generateProject } from '../lib/generated-project.js';
 import type { Row, ScenarioReport } from '../lib/results.js';
 import type { Scenario } from '../lib/scenario.js';
-import { measureSideBySide, sleep, type InProcessBenchmark } from '../lib/timing.js';
+import { measureSideBySide, median, sleep, type InProcessBenchmark } from '../lib/timing.js';
 import { removeTree } from '../lib/workspace.js';
 
 /** The bin as the package ships it, built with the project's tsup configuration (chunks split) by `npm run bench`. */
@@ -51,15 +51,19 @@ export const hookCost: Scenario = {
       await sleep(2_100);
       const editing = new Agent(project);
       const shell = new Agent(project);
+      // A session that stays in its first turn: every Bash hook timed for it follows its first prompt and first scan only.
+      const firstTurn = new Agent(project);
       hook(editing.prompt('Start'));
       hook(shell.prompt('Start'));
-      context.log('hooks: the first scan of the project (untimed)');
-      hook(shell.bash('before', 'first'));
-      hook(shell.bash('after', 'first'));
-      // Two more turns, untimed: the checkpoints of their prompts start the server's file-watcher journal, as the
-      // turns of a session in progress have (the first prompt after a scan starts it, the next waits out its start-up).
-      hook(shell.prompt('Second turn'));
-      hook(shell.prompt('Third turn'));
+      hook(firstTurn.prompt('Start'));
+      context.log('hooks: the first scan of the project in each shell session (one sample each)');
+      const firstScans: number[] = [];
+      for (const agent of [shell, firstTurn]) {
+        const started = performance.now();
+        hook(agent.bash('before', 'first'));
+        firstScans.push(performance.now() - started);
+        hook(agent.bash('after', 'first'));
+      }
       let edited = 0;
       let commands = 0;
       const node: InProcessBenchmark<string> = {
@@ -86,8 +90,17 @@ export const hookCost: Scenario = {
         run: hook,
       };
       const promptScanned: InProcessBenchmark<object> = { samples: scanSamples, prepare: () => shell.prompt('Next turn'), run: hook };
+      const firstTurnBash: InProcessBenchmark<object> = {
+        samples: scanSamples,
+        prepare: () => {
+          const id = `f${commands++}`;
+          fs.appendFileSync(path.join(project, generatedPath(2 + commands)), '// changed in the first turn\n');
+          return firstTurn.bash('before', id);
+        },
+        run: hook,
+      };
       context.log(`hooks: ${samples} runs of node -e 0, prompt and Edit; ${scanSamples} of the Bash hooks`);
-      const timings = await measureSideBySide({ node, prompt, edit, bashBefore, bashAfter, promptScanned } as Record<string, InProcessBenchmark<unknown>>, 2);
+      const timings = await measureSideBySide({ node, prompt, edit, bashBefore, bashAfter, promptScanned, firstTurnBash } as Record<string, InProcessBenchmark<unknown>>, 2);
       const baseline = { name: 'node -e 0', value: timings.node!.medianMs, unit: 'ms' as const, samples: timings.node!.samples };
       const figure = (name: string, key: string) => ({ name, value: timings[key]!.medianMs, unit: 'ms' as const, samples: timings[key]!.samples });
       const at = `${files.toLocaleString('en-US')} files`;
@@ -96,6 +109,13 @@ export const hookCost: Scenario = {
         { label: `${at}: PreToolUse Edit`, rewindable: figure('rewindable hook: the first backup of a file', 'edit'), baseline, target },
         { label: `${at}: PreToolUse Bash`, rewindable: figure('rewindable hook: a scan of the project', 'bashBefore'), baseline, target },
         { label: `${at}: PostToolUse Bash`, rewindable: figure('rewindable hook: a scan and the command\'s record', 'bashAfter'), baseline, target },
+        { label: `${at}: PreToolUse Bash, first turn`, rewindable: figure('rewindable hook: a scan in the session\'s first turn', 'firstTurnBash'), baseline, target },
+        {
+          label: `${at}: the session's first Bash hook`,
+          rewindable: { name: 'rewindable hook: the first scan, every file backed up', value: median(firstScans), unit: 'ms' as const, samples: firstScans.length },
+          baseline,
+          note: 'once per session: every file of the project is read and backed up',
+        },
         {
           label: `${at}: UserPromptSubmit, after Bash`,
           rewindable: figure('rewindable hook: a checkpoint with a scan', 'promptScanned'),
@@ -111,11 +131,12 @@ export const hookCost: Scenario = {
             'a Claude Code hook event as JSON on stdin, as Claude Code runs a command hook, and waits for it to end; the baseline is `node -e 0` given the same stdin.',
           'UserPromptSubmit: a new checkpoint with its prompt, in a session that has not scanned the project. PreToolUse Edit: the first backup of a file not ' +
             'tracked yet (a new file each sample), durability \'full\'. PreToolUse / PostToolUse Bash: a second session, whose first scan (the whole project ' +
-            'backed up) is untimed; each PostToolUse sample follows an untimed PreToolUse and a command that changes one file and creates one.',
+            'backed up) is reported on its own row; each PostToolUse sample follows an untimed PreToolUse and a command that changes one file and creates one.',
           `${samples} samples of node, the prompt and the Edit, ${scanSamples} of each Bash hook, in two blocks alternating between contenders.`,
-          'Each hook is the thin client of the project\'s resident hook server (docs/hooks.md), started by the first, untimed, hook call: ' +
-            'the figures are those of an agent session in progress: two untimed turns after the first scan have started the server\'s file-watcher journal, so the Bash hooks examine only what changed ' +
-            '(until then, in the first turn of a session, each Bash hook scans the whole project).',
+          'Each hook is the thin client of the project\'s resident hook server (docs/hooks.md), started by the first, untimed, hook call. ' +
+            'The server\'s file-watcher journal starts with a session\'s first scan, so no turn is untimed after it: the Bash rows include the first turn\'s hooks. ' +
+            '"PreToolUse Bash, first turn" is a third session that never leaves its first turn (one file appended to before each sample); ' +
+            '"the session\'s first Bash hook" is the first scan of the two shell sessions, once each (in the first, the server also starts).',
         ],
         rows,
       };

@@ -9,7 +9,7 @@ import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js'
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import type { FullScanReason } from './journal/scope-journal.js';
-import { walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile } from './walk-scope.js';
+import { walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile, type WatchBeforeListing } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -52,8 +52,15 @@ export interface CommandChanges {
  * A checkpoint with a capture scope: scan, back up files that appeared
  * (created during the turn: "absent"; there before: their content), then take
  * the checkpoint, reusing the scan's stat of every file to skip unchanged ones.
+ * `watch` starts the journal's watch of each directory before it is listed.
  */
-export async function checkpointWithScan(session: Session, id: string, capture: ResolvedCapture, fullScanReason: FullScanReason = 'journal-off'): Promise<ScanReport> {
+export async function checkpointWithScan(
+  session: Session,
+  id: string,
+  capture: ResolvedCapture,
+  fullScanReason: FullScanReason = 'journal-off',
+  watch?: WatchBeforeListing,
+): Promise<ScanReport> {
   const startedAtNs = wallClockNs();
   const previous = scopeIndexOf(session);
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
@@ -61,7 +68,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   const walk = await walkScope(session.root, capture, previous?.walk, (absolute, key) => {
     const before = previous?.files.get(absolute);
     return before !== undefined && before.clean && sameStatKey(before.key, key);
-  });
+  }, watch);
   const batch = session.newBlobBatch();
   const rules = rulesOf(capture, walk.reusable);
   const fresh = await trackNewFiles(session, walk.entries, {
@@ -94,7 +101,7 @@ export async function checkpointWithScan(session: Session, id: string, capture: 
   };
   addCheckpointChanges(session, prepared.records, report);
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
-  keepScopeIndex(session, nextIndex(session, walk, previous));
+  keepScopeIndex(session, nextIndex(session, walk, previous, unchanged, stats));
   return report;
 }
 
@@ -113,15 +120,24 @@ export function addCheckpointChanges(session: Session, records: readonly LogReco
   }
 }
 
-/** What the next scan compares with: each file's stat now, whether its content is known to be its latest backup, and the walk's verdicts. */
-function nextIndex(session: Session, walk: ScopeWalk, previous: ScopeIndex | undefined): ScopeIndex {
-  const files: ScopeIndex['files'] = new Map();
-  for (const path of walk.unchanged) files.set(path, previous!.files.get(path)!);
+/**
+ * What the next scan compares with: each file's stat now, whether its content is known to be its latest backup,
+ * and the walk's verdicts. The previous index's map is updated in place: copying it (500,000 entries) cost as much
+ * as the rest of the scan's work on them. A scan that compares with it afterwards (a command's, taken before this
+ * checkpoint) then compares with this checkpoint, as it does after a journaled one.
+ */
+function nextIndex(
+  session: Session,
+  walk: ScopeWalk,
+  previous: ScopeIndex | undefined,
+  unchanged: ReadonlySet<string>,
+  stats: ReadonlyMap<string, fs.BigIntStats>,
+): ScopeIndex {
+  const files: ScopeIndex['files'] = previous?.files ?? new Map();
   for (const entry of walk.entries) files.set(entry.path, { key: statKeyOf(entry.stat), clean: knownClean(session, entry.path, entry.stat) });
-  return {
-    files,
-    walk: walk.reusable,
-  };
+  // Every unchanged file was in the previous index: any other entry left the scope (deleted, ignored, excluded).
+  if (files.size !== unchanged.size + walk.entries.length) for (const path of files.keys()) if (!unchanged.has(path) && !stats.has(path)) files.delete(path);
+  return { files, walk: walk.reusable };
 }
 
 /**
@@ -151,16 +167,19 @@ export interface ScopeSnapshot {
   leftOut: string[];
   /** FIFOs, sockets and devices in scope. */
   skipped?: SkippedSpecialFile[];
+  /** The walk itself, for the journal to start from (absent from snapshots read back from disk). */
+  walk?: ScopeWalk;
 }
 
 /**
  * A scan between checkpoints, around one command: files that appeared are
  * backed up against the current checkpoint (so a rewind deletes what the
  * command created), and every file's stat signature is kept for comparison.
+ * `watch` starts the journal's watch of each directory before it is listed.
  */
-export async function snapshotScope(session: Session, capture: ResolvedCapture): Promise<ScopeSnapshot> {
+export async function snapshotScope(session: Session, capture: ResolvedCapture, watch?: WatchBeforeListing): Promise<ScopeSnapshot> {
   const startedAtNs = wallClockNs();
-  const walk = await walkScope(session.root, capture, scopeIndexOf(session)?.walk);
+  const walk = await walkScope(session.root, capture, scopeIndexOf(session)?.walk, undefined, watch);
   const current = session.state.latestCheckpoint!;
   const batch = session.newBlobBatch();
   const rules = rulesOf(capture, walk.reusable);
@@ -186,6 +205,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture):
     rules,
     leftOut,
     skipped: walk.skipped,
+    walk,
   };
 }
 

@@ -80,16 +80,21 @@ export interface PreviousWalk {
  * `.gitignore` rules found on the way are applied after, and only to paths
  * the previous walk did not judge under the same rules. Each remaining entry
  * is lstat'ed once, which is what change detection compares.
+ *
+ * `watch`, when given, is called with each directory before it is listed or
+ * its listing reused (see `WatchBeforeListing`); excluded and pruned
+ * directories are never listed, so never watched.
  */
 export async function walkScope(
   root: string,
   capture: ResolvedCapture,
   previous?: PreviousWalk,
   isUnchanged?: (absolute: string, key: StatKey) => boolean,
+  watch?: WatchBeforeListing,
 ): Promise<ScopeWalk> {
   const startedAtNs = wallClockNs();
   const rules = capture.gitignore ? new GitignoreRules(root) : undefined;
-  const { list, listingRules, listable } = await scopeLister(root, capture, rules);
+  const { list, listingRules, listable } = await scopeLister(root, capture, rules, watch);
 
   const listOnce = (reusable: PreviousWalk | undefined): { candidates: string[]; directories: Map<string, ListedDirectory> | undefined; listedWith: string } => {
     const listedWith = listingRules();
@@ -101,7 +106,9 @@ export async function walkScope(
       if (directories !== undefined) recordDirectories(root, found, directories);
     } else {
       const visit = (directory: string) => {
-        const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
+        // Watched before its stat is compared: a listing reused is then what the watch started from.
+        watch?.(directory);
+        const stat = lstatIfPresent(directory === '' ? root : `${root}/${directory}`);
         if (stat === undefined || !stat.isDirectory()) return; // gone (or replaced): what it held is not listed
         const before = reusable.directories!.get(directory);
         const listing =
@@ -152,7 +159,7 @@ export async function walkScope(
       unchanged.push(absolute);
       return;
     }
-    const stat = fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(absolute);
     // Removed during the walk: it is simply not there.
     if (stat === undefined) return;
     kept.push(relative);
@@ -169,6 +176,13 @@ export async function walkScope(
   };
 }
 
+/**
+ * Called with each directory (relative, '' the root) before the walk lists
+ * it or reuses its listing: a file watcher started there then reports every
+ * change the listing does not show.
+ */
+export type WatchBeforeListing = (directory: string) => void;
+
 /** How a walk lists the scope: all of it, or one directory (see `listOneLevel`), with the rules in force. */
 export interface ScopeLister {
   list: (only?: string) => fg.Entry[];
@@ -178,7 +192,7 @@ export interface ScopeLister {
   listable: boolean;
 }
 
-export async function scopeLister(root: string, capture: ResolvedCapture, rules: GitignoreRules | undefined): Promise<ScopeLister> {
+export async function scopeLister(root: string, capture: ResolvedCapture, rules: GitignoreRules | undefined, watch?: WatchBeforeListing): Promise<ScopeLister> {
   const glob = await loadFastGlob();
   // The store, and directories the `.gitignore` rules prune, are hidden from fast-glob's reads of their parent:
   // as globs they would also match files of that name, and a store named `store (v2)` would not match itself.
@@ -191,7 +205,8 @@ export async function scopeLister(root: string, capture: ResolvedCapture, rules:
   const list = (only?: string): fg.Entry[] => {
     try {
       const lineBreakNames: fg.Entry[] = [];
-      const found = glob.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only, lineBreakNames) });
+      // A whole listing watches each directory it reads; one level (`only`) is watched by its caller.
+      const found = glob.sync(capture.include, { ...options, objectMode: true, fs: readingFileSystem(root, hidden, only, lineBreakNames, only === undefined ? watch : undefined) });
       // fast-glob's patterns never match a name with a line break (`.` in a regular expression stops there); with the
       // default include every file is in scope, so such files are taken as read. (Under a directory so named, none is.)
       if (listable) found.push(...lineBreakNames.filter((entry) => !entry.dirent.isDirectory() && !found.some((other) => other.path === entry.path)));
@@ -259,9 +274,16 @@ const lineBreak = /[\n\r\u2028\u2029]/;
  * nothing is read outside the root; only directories are hidden
  * (`.gitignore`'s `build/` does not leave out a file named `build`). With
  * `only`, a relative directory, the walk reaches it and goes no deeper: its
- * ancestors show only the way to it.
+ * ancestors show only the way to it. `watch` is called with each directory
+ * just before it is read.
  */
-function readingFileSystem(root: string, hidden: (relative: string) => boolean, only: string | undefined, lineBreakNames: fg.Entry[]): Partial<fg.FileSystemAdapter> {
+function readingFileSystem(
+  root: string,
+  hidden: (relative: string) => boolean,
+  only: string | undefined,
+  lineBreakNames: fg.Entry[],
+  watch: WatchBeforeListing | undefined,
+): Partial<fg.FileSystemAdapter> {
   const readdirSync = (directory: string, options: { withFileTypes: true }): fs.Dirent[] => {
     const native = path.relative(root, directory);
     if (native !== '' && !isInside(directory, root)) return [];
@@ -273,6 +295,7 @@ function readingFileSystem(root: string, hidden: (relative: string) => boolean, 
       const next = only.slice(prefix.length).split('/')[0]!;
       shown = (name) => name === next;
     }
+    watch?.(relative);
     const entries = fs.readdirSync(directory, options).filter((entry) => shown(entry.name) && !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
     // Not under a directory so named: the walks never list one, so what it holds stays out of every walk alike.
     if (!lineBreak.test(prefix)) for (const entry of entries) if (lineBreak.test(entry.name)) lineBreakNames.push({ name: entry.name, path: `${prefix}${entry.name}`, dirent: entry });
@@ -309,9 +332,22 @@ function recordDirectories(root: string, found: readonly fg.Entry[], directories
     }
   }
   for (const [directory, listing] of byParent) {
-    const stat = fs.lstatSync(directory === '' ? root : `${root}/${directory}`, { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(directory === '' ? root : `${root}/${directory}`);
     if (stat === undefined || !stat.isDirectory()) return directories.clear(); // the tree moved under the walk: list it all next time
     directories.set(directory, { ...listing, stat });
+  }
+}
+
+/**
+ * An entry's lstat, or undefined when nothing is there now: removed (ENOENT), or a directory on its way
+ * replaced by a file (ENOTDIR), as a shell's `rm -r a && mv x a` leaves it.
+ */
+export function lstatIfPresent(absolute: string): fs.BigIntStats | undefined {
+  try {
+    return fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw error;
   }
 }
 
@@ -328,7 +364,7 @@ export function fingerprintOf(root: string, ruleFiles: readonly string[]): strin
   const now = wallClockNs();
   const parts: string[] = [];
   for (const relative of [path.join('.git', 'info', 'exclude'), ...ruleFiles]) {
-    const stat = fs.lstatSync(path.join(root, relative), { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(path.join(root, relative));
     if (stat !== undefined && modifiedNear(stat, now)) return `changing:${randomUUID()}`;
     parts.push(`${relative}=${stat === undefined ? '-' : statSignature(stat)}`);
   }

@@ -6,7 +6,7 @@ import type { BlobBatch } from '../../store/blob-batch.js';
 import { appendCommandRecord, recordCommandChanges } from '../capture-command.js';
 import type { ResolvedCapture } from '../capture-options.js';
 import { addCheckpointChanges, checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
-import { scopeIndexOf, type ScopeIndex } from '../scope-index.js';
+import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from '../scope-index.js';
 import { trackNewFiles, type NewFiles } from '../track-new-files.js';
 import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
 import type { FullScanReason, JournalChanges, ScopeJournal } from './scope-journal.js';
@@ -61,23 +61,30 @@ export async function checkpointWithJournal(session: Session, id: string, captur
 async function fullCheckpoint(session: Session, id: string, capture: ResolvedCapture, journal: ScopeJournal, reason: FullScanReason): Promise<ScanReport> {
   states.delete(session);
   journal.startFullScan(reason);
-  const report = await checkpointWithScan(session, id, capture, reason);
+  const report = await checkpointWithScan(session, id, capture, reason, (directory) => journal.watchBeforeListing(directory));
   const index = scopeIndexOf(session);
-  const directories = index?.walk.directories;
-  if (index === undefined || directories === undefined) {
+  if (index !== undefined) startJournal(session, journal, index, report);
+  else journal.becomeUncertain('include-globs');
+  return report;
+}
+
+/** After a full scan that watched each directory before listing it: the journal stands for the scope from here on. */
+function startJournal(session: Session, journal: ScopeJournal, index: ScopeIndex, report: Pick<ScanReport, 'overCap' | 'unreadable' | 'ignored' | 'excludePatterns'>): boolean {
+  const directories = index.walk.directories;
+  if (directories === undefined) {
     journal.becomeUncertain('include-globs');
-    return report;
+    return false;
   }
   journal.watchScope(directories.keys(), (directory) => {
     const listing = directories.get(directory);
     return listing === undefined ? undefined : { entries: listing.entries, subdirectories: listing.subdirectories, dev: listing.stat.dev, ino: listing.stat.ino };
   });
   states.set(session, stateAfterFullScan(session, index, report));
-  return report;
+  return true;
 }
 
 /** Everything the journal keeps, from a full scan's index and report (the one pass over the scope). */
-function stateAfterFullScan(session: Session, index: ScopeIndex, report: ScanReport): JournalState {
+function stateAfterFullScan(session: Session, index: ScopeIndex, report: Pick<ScanReport, 'overCap' | 'unreadable' | 'ignored' | 'excludePatterns'>): JournalState {
   const prefix = `${session.root}/`;
   const unclean = new Set<string>();
   for (const [absolute, file] of index.files) if (!file.clean) unclean.add(absolute.slice(prefix.length));
@@ -208,7 +215,32 @@ export async function scanBeforeCommand(session: Session, capture: ResolvedCaptu
       if (scan !== undefined) return { via: 'journal', index: state.index };
     }
   }
+  if (journal?.enabled === true) return fullScanBeforeCommand(session, capture, journal);
   return { via: 'full', snapshot: await snapshotScope(session, capture) };
+}
+
+/**
+ * The full scan before a command, which starts the journal as a full
+ * checkpoint does: each directory is watched before it is listed, and the
+ * scan's stats become the index, so the scan after the command, and every
+ * scan until the journal loses track, examines only what changed. The first
+ * shell command of a session's first turn is then the only one to cost a
+ * full scan.
+ */
+async function fullScanBeforeCommand(session: Session, capture: ResolvedCapture, journal: ScopeJournal): Promise<CommandScanBefore> {
+  await journal.sync();
+  states.delete(session);
+  journal.startFullScan(journal.uncertainty() ?? 'journal-starting');
+  const snapshot = await snapshotScope(session, capture, (directory) => journal.watchBeforeListing(directory));
+  const { walk } = snapshot;
+  if (walk === undefined) return { via: 'full', snapshot };
+  const files: ScopeIndex['files'] = new Map();
+  for (const entry of walk.entries) files.set(entry.path, { key: statKeyOf(entry.stat), clean: knownClean(session, entry.path, entry.stat) });
+  const index: ScopeIndex = { files, walk: walk.reusable };
+  keepScopeIndex(session, index);
+  const ignored = walk.ignored.map((relative) => fromStoredPath(relative, session.root));
+  if (!startJournal(session, journal, index, { overCap: snapshot.overCap, unreadable: snapshot.unreadable, ignored, excludePatterns: walk.excludePatterns })) return { via: 'full', snapshot };
+  return { via: 'journal', index };
 }
 
 /**

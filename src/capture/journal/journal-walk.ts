@@ -3,7 +3,7 @@ import path from 'node:path';
 import { wallClockNs } from '../../fs/stat-signature.js';
 import type { ResolvedCapture } from '../capture-options.js';
 import { GitignoreRules } from '../gitignore-rules.js';
-import { fingerprintOf, listOneLevel, scopeLister, type ListedDirectory, type PreviousWalk, type ScopeEntry, type SkippedSpecialFile } from '../walk-scope.js';
+import { fingerprintOf, listOneLevel, lstatIfPresent, scopeLister, type ListedDirectory, type PreviousWalk, type ScopeEntry, type SkippedSpecialFile } from '../walk-scope.js';
 import type { FullScanReason, JournalChanges } from './scope-journal.js';
 
 /** What the journal's changes did to the scope, the previous walk's record brought up to date in place. */
@@ -61,7 +61,9 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
   const lister = await scopeLister(root, capture, rules);
   if (lister.listingRules() !== previous.listedWith) throw new JournalFallback('rules-changed');
   if ((rules === undefined ? 'none' : fingerprintOf(root, previous.ruleFiles)) !== previous.rulesFingerprint) throw new JournalFallback('rules-changed');
-  for (const entry of changes.paths) if (isRuleFile(entry)) throw new JournalFallback('rules-changed');
+  // A rule file the walk read is vouched for by the fingerprint above (its stat signature); any other is new.
+  const knownRuleFiles = new Set(previous.ruleFiles);
+  for (const entry of changes.paths) if (isRuleFile(entry) && !knownRuleFiles.has(entry)) throw new JournalFallback('rules-changed');
   const filter = rules?.hasRules === true ? rules : undefined;
   const rootStat = fs.lstatSync(root, { bigint: true });
 
@@ -97,7 +99,7 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
     // Watched before it is listed: see above.
     const refused = watching.watch(directory);
     if (refused !== undefined) throw new JournalFallback(refused);
-    const stat = fs.lstatSync(absoluteOf(directory), { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(absoluteOf(directory));
     if (stat === undefined || !stat.isDirectory()) return; // gone again: its parent's listing changed, so the next checkpoint sees it
     if (stat.dev !== rootStat.dev) throw new JournalFallback('mount-in-scope');
     const listing = listOneLevel(directory, stat, lister.list);
@@ -112,7 +114,7 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
   for (const entry of changes.paths) {
     const known = walk.directories.get(entry);
     if (known === undefined) continue;
-    const stat = fs.lstatSync(absoluteOf(entry), { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(absoluteOf(entry));
     if (changes.renamed.has(entry) || stat === undefined || !stat.isDirectory() || stat.ino !== known.stat.ino || stat.dev !== known.stat.dev) {
       removeTree(entry);
       relist.add(parentOf(entry));
@@ -122,7 +124,7 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
   for (const directory of [...relist].sort((a, b) => depthOf(a) - depthOf(b))) {
     const before = walk.directories.get(directory);
     if (before === undefined) continue; // not in scope (excluded, ignored, or gone with its parent)
-    const stat = fs.lstatSync(directory === '' ? root : absoluteOf(directory), { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(directory === '' ? root : absoluteOf(directory));
     if (stat === undefined || !stat.isDirectory() || stat.ino !== before.stat.ino) {
       if (directory === '') throw new JournalFallback('root-recreated');
       removeTree(directory);
@@ -146,7 +148,7 @@ export async function walkJournal(root: string, capture: ResolvedCapture, previo
   const skipped: SkippedSpecialFile[] = [];
   for (const relative of examine) {
     const absolute = absoluteOf(relative);
-    const stat = fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+    const stat = lstatIfPresent(absolute);
     // Removed (or replaced by a directory) since its listing: not there; its parent's listing changed, so it is looked at again.
     if (stat === undefined || stat.isDirectory()) {
       removeEntry(relative);

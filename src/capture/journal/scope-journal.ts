@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { lstatIfPresent } from '../walk-scope.js';
 
 /**
  * Why a checkpoint with a capture scope took the full scan rather than the
@@ -197,8 +198,10 @@ export class ScopeJournal {
 
   /**
    * A full scan is starting, after `sync()`: what the journal held no longer
-   * matters. From here on it is trusted again, once `watchScope` has made
-   * sure every directory the scan listed is watched.
+   * matters. From here on it is trusted again, once every directory the scan
+   * lists is watched: the scan calls `watchBeforeListing` with each, and
+   * `watchScope` after it checks them all. Events that arrive during the
+   * scan are kept for the next checkpoint.
    */
   startFullScan(reason: FullScanReason): void {
     this.take();
@@ -206,14 +209,33 @@ export class ScopeJournal {
     if (reason === 'root-recreated' || reason === 'watcher-error' || reason === 'directory-moved') for (const directory of [...this.watchers.keys()]) this.unwatch(directory);
     this.uncertain = undefined;
     this.rootIdentity = identityOf(this.root);
+    this.ensureCookieWatcher();
   }
 
   /**
-   * After a full scan: watches every directory it listed (`directories`,
-   * relative, '' the root) and lets go of the others. A directory watched
-   * only now may have changed after the scan listed it and before its watch:
-   * it is listed again at the next checkpoint, and everything it held examined.
-   * `listingOf` gives what the scan found in it.
+   * During a full scan, just before it lists a directory (relative) or reuses
+   * its listing: watches it, so a change made after the listing raises an
+   * event and one made before it is in the listing. A watch made earlier on a
+   * directory since replaced under the same name is made again. A refusal
+   * leaves the journal uncertain (or stopped); the scan goes on.
+   */
+  watchBeforeListing(directory: string): void {
+    if (!this.enabled) return;
+    if (this.watchers.has(directory) && !this.lostWatches.has(directory)) {
+      const stat = lstatIfPresent(this.absoluteOf(directory));
+      if (stat !== undefined && Number(stat.ino) === this.watchedInodes.get(directory)) return;
+      this.unwatch(directory);
+    }
+    this.watch(directory);
+  }
+
+  /**
+   * After a full scan: makes sure every directory it listed (`directories`,
+   * relative, '' the root) is watched, and lets go of the others. A directory
+   * the scan did not watch before listing it (or whose watch follows another
+   * directory now) may have changed after its listing and before its watch:
+   * it is listed again at the next checkpoint, and everything it held
+   * examined. `listingOf` gives what the scan found in it.
    */
   watchScope(
     directories: Iterable<string>,
@@ -252,7 +274,7 @@ export class ScopeJournal {
       if (!this.lostWatches.has(directory)) return undefined;
       this.unwatch(directory);
     }
-    const absolute = directory === '' ? this.root : path.join(this.root, ...directory.split('/'));
+    const absolute = this.absoluteOf(directory);
     try {
       if (journalTestHooks.maxWatches !== undefined && this.watchers.size >= journalTestHooks.maxWatches) {
         throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' });
@@ -351,6 +373,10 @@ export class ScopeJournal {
     for (const entry of listing.subdirectories) this.changes.paths.add(entry);
     this.events += listing.entries.length + listing.subdirectories.length;
     if (this.events >= this.eventBound) this.becomeUncertain('journal-starting');
+  }
+
+  private absoluteOf(directory: string): string {
+    return directory === '' ? this.root : path.join(this.root, ...directory.split('/'));
   }
 
   private ensureCookieWatcher(): void {
