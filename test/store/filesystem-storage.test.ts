@@ -115,15 +115,20 @@ describe('filesystem storage', () => {
     expect(fs.readdirSync(path.dirname(file))).toEqual([hash]); // no temporary files left
   });
 
-  it('checks every blob against its hash on read, and never reads a blob through a link', async () => {
+  /** A store holding one blob as a loose file, and that file's path. */
+  async function storedLooseBlob() {
     const directory = storeDirectory();
     const storage = filesystemStorage({ directory, looseBlobMinBytes: 1 });
     const log = new SessionLog(storage, key);
     const bytes = Buffer.from('precious bytes');
     const hash = sha(bytes);
     await storage.putBlobs(key, [{ hash, bytes }]);
+    return { directory, log, bytes, hash, file: path.join(directory, 'blobs', hash.slice(0, 2), hash) };
+  }
+
+  it('checks every blob against its hash on read, and never reads a blob through a link', async () => {
+    const { directory, log, bytes, hash, file } = await storedLooseBlob();
     expect(await log.readBlob(hash)).toEqual({ ok: true, bytes });
-    const file = path.join(directory, 'blobs', hash.slice(0, 2), hash);
     fs.writeFileSync(file, 'tampered bytes');
     expect(await log.readBlob(hash)).toEqual({ ok: false, reason: expect.stringContaining('no longer matches its hash') });
     fs.rmSync(file);
@@ -135,13 +140,7 @@ describe('filesystem storage', () => {
   });
 
   it('reports a FIFO at a blob path as damage without waiting for a writer', async () => {
-    const directory = storeDirectory();
-    const storage = filesystemStorage({ directory, looseBlobMinBytes: 1 });
-    const log = new SessionLog(storage, key);
-    const bytes = Buffer.from('precious bytes');
-    const hash = sha(bytes);
-    await storage.putBlobs(key, [{ hash, bytes }]);
-    const file = path.join(directory, 'blobs', hash.slice(0, 2), hash);
+    const { log, hash, file } = await storedLooseBlob();
     fs.rmSync(file);
     execFileSync('mkfifo', [file]);
 
