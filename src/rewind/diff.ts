@@ -1,15 +1,15 @@
 import path from 'node:path';
 import { isUtf8 } from 'node:buffer';
-import { selectTrackedPaths } from './select-paths.js';
+import { selectTrackedPaths } from '../session/select-paths.js';
 import type { FileState, RewindAction } from '../schemas.js';
 import type { ObservedPath } from '../fs/inspect-path.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
-import { gitBinaryPatch, gitBlobId, gitMode, gitQuotedPath, gitSideLine } from '../text/git-patch.js';
+import { gitBinaryFilePatch, gitMode, gitTextFilePatch, type FilePatchSides } from '../text/git-patch.js';
 import { isBinary } from '../text/line-stats.js';
 import type { PlannedChange } from './change.js';
 import { measurementsFor, type Measurements } from './measure.js';
-import { defaultLineDiffBounds, hunkDigest, hunkId, lineDiff, type ChangeBlock, type LineDiff } from '../text/patch-hunks.js';
+import { defaultLineDiffBounds, hunkDigest, lineDiff } from '../text/patch-hunks.js';
 import { planRewind } from './plan.js';
 import type { SkippedPath, SkipReason } from './safety.js';
 import { afterRollBack } from './transaction.js';
@@ -235,125 +235,17 @@ async function patchFor(
     }
   }
   const name = path.relative(session.root, tracked.path).split(path.sep).join('/');
-  const sides = { name, current, goal, before, after, contentChanged };
+  const side = (state: FileState) => (state.kind === 'file' ? { mode: state.mode } : null);
+  const sides: FilePatchSides = { name, current: side(current), target: side(goal), before, after, contentChanged };
   // Text that is not UTF-8 too: a patch is a string, and decoding would change its bytes (git would print them raw).
   if (contentChanged && (isBinary(before) || isBinary(after) || !isUtf8(before) || !isUtf8(after))) {
-    return { ...none, binary: true, patch: gitHeader(sides, settings.binary) + (settings.binary ? gitBinaryPatch(before, after) : binaryLine(sides)) };
+    return { ...none, binary: true, patch: gitBinaryFilePatch(sides, settings.binary) };
   }
   // Git records only whether a file is executable: a change of other permission bits is none to it.
   if (!contentChanged && current.kind === 'file' && goal.kind === 'file' && gitMode(current.mode) === gitMode(goal.mode)) return none;
   const diff = lineDiff(before, after, settings);
   if (diff === undefined) return { ...none, tooComplex: true };
   const digest = hunkDigest(tracked.storedPath, current.kind === 'file' ? current.sha256 : 'absent', goal.kind === 'file' ? goal.sha256 : 'absent');
-  const hunks = hunksOf(diff, settings.context, digest);
-  if (hunks.length === 0) return { ...none, patch: gitHeader(sides, false) };
-  const names = gitSideLine('---', current.kind === 'file' ? 'a' : undefined, name) + gitSideLine('+++', goal.kind === 'file' ? 'b' : undefined, name);
-  return {
-    ...none,
-    patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join(''),
-    hunks: hunks.map(({ id, oldStart, oldLines, newStart, newLines }) => ({ id, oldStart, oldLines, newStart, newLines })),
-  };
+  const { patch, hunks } = gitTextFilePatch(sides, diff, settings.context, digest);
+  return { ...none, patch, ...(hunks.length > 0 ? { hunks } : {}) };
 }
-
-interface PatchSides {
-  /** Path relative to the project root, with `/`. */
-  name: string;
-  current: FileState;
-  goal: FileState;
-  before: Buffer;
-  after: Buffer;
-  contentChanged: boolean;
-}
-
-/** `diff --git`, the mode lines and the `index` line, as git writes them (full object ids for a binary patch, as `--binary` does). */
-function gitHeader(sides: PatchSides, fullIndex: boolean): string {
-  const { name, current, goal } = sides;
-  const lines = [`diff --git ${gitQuotedPath(`a/${name}`)} ${gitQuotedPath(`b/${name}`)}`];
-  let indexMode = '';
-  if (current.kind !== 'file' && goal.kind === 'file') lines.push(`new file mode ${gitMode(goal.mode)}`);
-  else if (current.kind === 'file' && goal.kind !== 'file') lines.push(`deleted file mode ${gitMode(current.mode)}`);
-  else if (current.kind === 'file' && goal.kind === 'file') {
-    if (gitMode(current.mode) !== gitMode(goal.mode)) lines.push(`old mode ${gitMode(current.mode)}`, `new mode ${gitMode(goal.mode)}`);
-    else indexMode = ` ${gitMode(current.mode)}`;
-  }
-  if (sides.contentChanged) {
-    const id = (state: FileState, bytes: Buffer) => (state.kind === 'file' ? gitBlobId(bytes) : '0'.repeat(40));
-    const shown = (full: string) => (fullIndex ? full : full.slice(0, 7));
-    lines.push(`index ${shown(id(current, sides.before))}..${shown(id(goal, sides.after))}${indexMode}`);
-  }
-  return lines.map((line) => `${line}\n`).join('');
-}
-
-function binaryLine(sides: PatchSides): string {
-  const side = (state: FileState, prefix: string) => (state.kind === 'file' ? gitQuotedPath(`${prefix}/${sides.name}`) : '/dev/null');
-  return `Binary files ${side(sides.current, 'a')} and ${side(sides.goal, 'b')} differ\n`;
-}
-
-/** `@@ -1,3 +1,4 @@ name`: a count of 1 is left out. */
-function formatHunk(hunk: Hunk): string {
-  const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
-  const header = `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${hunk.functionName !== undefined ? ` ${hunk.functionName}` : ''}`;
-  return [header, ...hunk.lines].map((line) => `${line}\n`).join('');
-}
-
-interface Hunk extends PatchHunk {
-  lines: string[];
-  /** The line git shows after the range: the nearest line before the hunk that starts like a definition. */
-  functionName?: string;
-}
-
-/**
- * Unified-diff hunks: change blocks with `context` kept lines around them,
- * merged when their contexts touch, each named by the blocks it covers.
- */
-function hunksOf(diff: LineDiff, context: number, digest: string): Hunk[] {
-  const { currentLines, blocks } = diff;
-  const end = (block: ChangeBlock) => block.currentStart + block.removed.length;
-  const hunks: Hunk[] = [];
-  for (let first = 0; first < blocks.length; ) {
-    let last = first;
-    while (last + 1 < blocks.length && blocks[last + 1]!.currentStart - end(blocks[last]!) <= 2 * context) last += 1;
-    const leading = Math.min(context, blocks[first]!.currentStart - (first > 0 ? end(blocks[first - 1]!) : 0));
-    const trailing = Math.min(context, (blocks[last + 1]?.currentStart ?? currentLines.length) - end(blocks[last]!));
-    const oldFrom = blocks[first]!.currentStart - leading;
-    const newFrom = blocks[first]!.targetStart - leading;
-    const functionName = functionNameBefore(currentLines, oldFrom);
-    const hunk: Hunk = { id: hunkId(digest, first, last), oldStart: 0, oldLines: 0, newStart: 0, newLines: 0, lines: [], ...(functionName !== undefined ? { functionName } : {}) };
-    let at = oldFrom;
-    for (const block of blocks.slice(first, last + 1)) {
-      for (; at < block.currentStart; at += 1) addLine(hunk, ' ', currentLines[at]!);
-      for (const line of block.removed) addLine(hunk, '-', line);
-      for (const line of block.added) addLine(hunk, '+', line);
-      at = end(block);
-    }
-    for (const stop = at + trailing; at < stop; at += 1) addLine(hunk, ' ', currentLines[at]!);
-    // As git writes them: an empty side starts at the line before it.
-    hunk.oldStart = hunk.oldLines === 0 ? oldFrom : oldFrom + 1;
-    hunk.newStart = hunk.newLines === 0 ? newFrom : newFrom + 1;
-    hunks.push(hunk);
-    first = last + 1;
-  }
-  return hunks;
-}
-
-/**
- * Git's default: the nearest line before `index` (of the file now) that
- * starts with a letter, `_` or `$`, cut to 80 bytes, trailing spaces removed.
- */
-function functionNameBefore(a: string[], index: number): string | undefined {
-  for (let line = index - 1; line >= 0; line -= 1) {
-    if (!/^[A-Za-z_$]/.test(a[line]!)) continue;
-    return Buffer.from(a[line]!.slice(0, 80).replace(/\s+$/, ''), 'latin1').toString('utf8');
-  }
-  return undefined;
-}
-
-function addLine(hunk: Hunk, mark: ' ' | '-' | '+', line: string): void {
-  const terminated = line.endsWith('\n');
-  const text = Buffer.from(terminated ? line.slice(0, -1) : line, 'latin1').toString('utf8');
-  hunk.lines.push(mark + text);
-  if (!terminated) hunk.lines.push('\\ No newline at end of file');
-  if (mark !== '+') hunk.oldLines += 1;
-  if (mark !== '-') hunk.newLines += 1;
-}
-

@@ -3,7 +3,7 @@ import type { FileState } from '../schemas.js';
 import { sameState, type CheckpointInfo, type TrackedPath } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
 import { chosenHunks } from './chosen-hunks.js';
-import { selectTrackedPaths } from './select-paths.js';
+import { selectTrackedPaths } from '../session/select-paths.js';
 import type { RewindChoice } from './transaction.js';
 import { undoOnTop, type RevertConflictChoice } from './undo-on-top.js';
 

@@ -1,9 +1,11 @@
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
+import { hunkId, type ChangeBlock, type LineDiff } from './patch-hunks.js';
 
 /**
- * The parts of a git patch that are git's own encodings: object ids, modes
- * and binary patches, so that `git apply` takes a diff as it takes git's.
+ * A file's patch as `git diff` writes it, and the parts of it that are git's
+ * own encodings (object ids, modes, quoted names, binary patches), so that
+ * `git apply` takes a diff as it takes git's.
  */
 
 /** The mode git records: it keeps only whether the owner may execute the file. */
@@ -79,3 +81,132 @@ export function gitQuotedPath(prefixed: string): string {
 export function gitSideLine(marker: '---' | '+++', side: string | undefined, name: string): string {
   return side === undefined ? `${marker} /dev/null\n` : `${marker} ${gitQuotedPath(`${side}/${name}`)}${name.includes(' ') ? '\t' : ''}\n`;
 }
+
+/** One side of a file's patch: its mode, or null where there is no file. */
+export type PatchSide = { mode: number } | null;
+
+/** What a file's patch is made from: the file now (`a/`) and the version it becomes (`b/`). */
+export interface FilePatchSides {
+  /** Path relative to the project root, with `/`. */
+  name: string;
+  current: PatchSide;
+  target: PatchSide;
+  before: Buffer;
+  after: Buffer;
+  /** The bytes differ (otherwise only the mode does). */
+  contentChanged: boolean;
+}
+
+/** Where one `@@` hunk is, as its `@@` line numbers it, and the change blocks it covers (`hunkId`). */
+export interface HunkRange {
+  id: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
+/** A binary file's patch: git's `Binary files ... differ`, or with `binary` a `GIT binary patch` that `git apply` applies. */
+export function gitBinaryFilePatch(sides: FilePatchSides, binary: boolean): string {
+  const side = (state: PatchSide, prefix: string) => (state !== null ? gitQuotedPath(`${prefix}/${sides.name}`) : '/dev/null');
+  return gitHeader(sides, binary) + (binary ? gitBinaryPatch(sides.before, sides.after) : `Binary files ${side(sides.current, 'a')} and ${side(sides.target, 'b')} differ\n`);
+}
+
+/** A text file's patch, with `context` unchanged lines around each change, and its hunks; `digest` names the diff (`hunkDigest`). */
+export function gitTextFilePatch(sides: FilePatchSides, diff: LineDiff, context: number, digest: string): { patch: string; hunks: HunkRange[] } {
+  const hunks = hunksOf(diff, context, digest);
+  if (hunks.length === 0) return { patch: gitHeader(sides, false), hunks: [] };
+  const names = gitSideLine('---', sides.current !== null ? 'a' : undefined, sides.name) + gitSideLine('+++', sides.target !== null ? 'b' : undefined, sides.name);
+  return {
+    patch: gitHeader(sides, false) + names + hunks.map(formatHunk).join(''),
+    hunks: hunks.map(({ id, oldStart, oldLines, newStart, newLines }) => ({ id, oldStart, oldLines, newStart, newLines })),
+  };
+}
+
+/** `diff --git`, the mode lines and the `index` line, as git writes them (full object ids for a binary patch, as `--binary` does). */
+function gitHeader(sides: FilePatchSides, fullIndex: boolean): string {
+  const { name, current, target } = sides;
+  const lines = [`diff --git ${gitQuotedPath(`a/${name}`)} ${gitQuotedPath(`b/${name}`)}`];
+  let indexMode = '';
+  if (current === null && target !== null) lines.push(`new file mode ${gitMode(target.mode)}`);
+  else if (current !== null && target === null) lines.push(`deleted file mode ${gitMode(current.mode)}`);
+  else if (current !== null && target !== null) {
+    if (gitMode(current.mode) !== gitMode(target.mode)) lines.push(`old mode ${gitMode(current.mode)}`, `new mode ${gitMode(target.mode)}`);
+    else indexMode = ` ${gitMode(current.mode)}`;
+  }
+  if (sides.contentChanged) {
+    const id = (side: PatchSide, bytes: Buffer) => (side !== null ? gitBlobId(bytes) : '0'.repeat(40));
+    const shown = (full: string) => (fullIndex ? full : full.slice(0, 7));
+    lines.push(`index ${shown(id(current, sides.before))}..${shown(id(target, sides.after))}${indexMode}`);
+  }
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+/** `@@ -1,3 +1,4 @@ name`: a count of 1 is left out. */
+function formatHunk(hunk: Hunk): string {
+  const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
+  const header = `@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@${hunk.functionName !== undefined ? ` ${hunk.functionName}` : ''}`;
+  return [header, ...hunk.lines].map((line) => `${line}\n`).join('');
+}
+
+interface Hunk extends HunkRange {
+  lines: string[];
+  /** The line git shows after the range: the nearest line before the hunk that starts like a definition. */
+  functionName?: string;
+}
+
+/**
+ * Unified-diff hunks: change blocks with `context` kept lines around them,
+ * merged when their contexts touch, each named by the blocks it covers.
+ */
+function hunksOf(diff: LineDiff, context: number, digest: string): Hunk[] {
+  const { currentLines, blocks } = diff;
+  const end = (block: ChangeBlock) => block.currentStart + block.removed.length;
+  const hunks: Hunk[] = [];
+  for (let first = 0; first < blocks.length; ) {
+    let last = first;
+    while (last + 1 < blocks.length && blocks[last + 1]!.currentStart - end(blocks[last]!) <= 2 * context) last += 1;
+    const leading = Math.min(context, blocks[first]!.currentStart - (first > 0 ? end(blocks[first - 1]!) : 0));
+    const trailing = Math.min(context, (blocks[last + 1]?.currentStart ?? currentLines.length) - end(blocks[last]!));
+    const oldFrom = blocks[first]!.currentStart - leading;
+    const newFrom = blocks[first]!.targetStart - leading;
+    const functionName = functionNameBefore(currentLines, oldFrom);
+    const hunk: Hunk = { id: hunkId(digest, first, last), oldStart: 0, oldLines: 0, newStart: 0, newLines: 0, lines: [], ...(functionName !== undefined ? { functionName } : {}) };
+    let at = oldFrom;
+    for (const block of blocks.slice(first, last + 1)) {
+      for (; at < block.currentStart; at += 1) addLine(hunk, ' ', currentLines[at]!);
+      for (const line of block.removed) addLine(hunk, '-', line);
+      for (const line of block.added) addLine(hunk, '+', line);
+      at = end(block);
+    }
+    for (const stop = at + trailing; at < stop; at += 1) addLine(hunk, ' ', currentLines[at]!);
+    // As git writes them: an empty side starts at the line before it.
+    hunk.oldStart = hunk.oldLines === 0 ? oldFrom : oldFrom + 1;
+    hunk.newStart = hunk.newLines === 0 ? newFrom : newFrom + 1;
+    hunks.push(hunk);
+    first = last + 1;
+  }
+  return hunks;
+}
+
+/**
+ * Git's default: the nearest line before `index` (of the file now) that
+ * starts with a letter, `_` or `$`, cut to 80 bytes, trailing spaces removed.
+ */
+function functionNameBefore(a: string[], index: number): string | undefined {
+  for (let line = index - 1; line >= 0; line -= 1) {
+    if (!/^[A-Za-z_$]/.test(a[line]!)) continue;
+    return Buffer.from(a[line]!.slice(0, 80).replace(/\s+$/, ''), 'latin1').toString('utf8');
+  }
+  return undefined;
+}
+
+function addLine(hunk: Hunk, mark: ' ' | '-' | '+', line: string): void {
+  const terminated = line.endsWith('\n');
+  const text = Buffer.from(terminated ? line.slice(0, -1) : line, 'latin1').toString('utf8');
+  hunk.lines.push(mark + text);
+  if (!terminated) hunk.lines.push('\\ No newline at end of file');
+  if (mark !== '+') hunk.oldLines += 1;
+  if (mark !== '-') hunk.newLines += 1;
+}
+

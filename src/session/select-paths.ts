@@ -2,7 +2,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { canonicalLocation, isInside } from '../paths.js';
-import type { SessionState, TrackedPath } from '../session/session-state.js';
+import type { SessionState, TrackedPath } from './session-state.js';
 
 /**
  * The stored paths of the tracked files `inputs` select. Each input is a
