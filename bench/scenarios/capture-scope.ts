@@ -40,7 +40,7 @@ interface Session {
 }
 
 /**
- * Issue 6, performance: a capture scope (every checkpoint scans the project)
+ * A capture scope (every checkpoint scans the project)
  * against a shadow git repository on the same tree, on a generated project
  * of 20,000 files (~200 MB) and on a real source tree. Each contender works
  * on its own identical copy: rewinds change the tree, and one tool's writes

@@ -28,7 +28,7 @@ interface ProjectUnderTest {
 }
 
 /**
- * Issue 9, item 1: the cost of the per-turn `checkpoint()` when an agent has
+ * The cost of the per-turn `checkpoint()` when an agent has
  * touched 20 files so far and changed 5 of them since the last turn, in
  * projects of growing size, against a shadow git checkpoint of the same tree.
  */

@@ -20,7 +20,7 @@ function smallEdits(text: string): string {
 }
 
 /**
- * Issue 9, item 4: the dry run's exact statistics (files, lines added and
+ * The dry run's exact statistics (files, lines added and
  * removed) over 1,000 modified files, against `git diff --numstat` of the
  * same change. Both read every file and diff it against the stored version.
  */

@@ -25,7 +25,7 @@ export function writeTenKilobyteFiles(root: string, count: number): string[] {
 }
 
 /**
- * Issue 9, item 3: a real rewind of 1,000 changed files of 10 KB against
+ * A real rewind of 1,000 changed files of 10 KB against
  * `git checkout <rev> -- .` in a shadow repository. All contenders work on
  * one project in turn (the method below says why); before every sample
  * (untimed) all 1,000 files get new content, as a turn that rewrote them

@@ -24,7 +24,7 @@ interface ChildReport {
 }
 
 /**
- * Issue 9, item 6: the peak resident memory of a process rewinding 2,000
+ * The peak resident memory of a process rewinding 2,000
  * files of 1 MB (2 GB of content), measured in a child process that does
  * nothing else.
  */

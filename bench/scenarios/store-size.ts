@@ -11,7 +11,7 @@ const fileBytes = 100 * 1000;
 const versions = 50;
 
 /**
- * Issue 9, item 5: the bytes each store holds after 50 versions of a 100 KB
+ * The bytes each store holds after 50 versions of a 100 KB
  * text file, each a one-line edit of the one before, one version per turn.
  */
 export const storeSize: Scenario = {

@@ -14,7 +14,7 @@ const editsPerTurn = 5;
 type Durability = 'none' | 'full';
 
 /**
- * Issue 9, item 2: what tracking adds to one Edit of a 10 KB file. Each
+ * What tracking adds to one Edit of a 10 KB file. Each
  * sample edits a file the session has never seen, so `trackEdit` backs it up
  * (a later edit of the same file is a no-op for tracking; reported apart).
  * The baseline is the same built-in Edit tool on a manager with
