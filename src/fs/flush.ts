@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { promisify } from 'node:util';
 
 /**
  * Flushing helpers. They run on libuv's thread pool so a flush of one file
@@ -9,17 +10,9 @@ import fs from 'node:fs';
  * disk. Callers treat the write as lost.
  */
 
-export function flushFileData(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
-  });
-}
-
-export function flushFile(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fs.fsync(fd, (error) => (error ? reject(error) : resolve()));
-  });
-}
+// `fs.fsync` is looked up at each call, as the durability tests that replace it need.
+export const flushFileData = (fd: number): Promise<void> => promisify(fs.fdatasync)(fd);
+export const flushFile = (fd: number): Promise<void> => promisify(fs.fsync)(fd);
 
 /** Makes a directory's entries (a created, renamed or removed name) durable. */
 export async function flushDirectory(directory: string): Promise<void> {

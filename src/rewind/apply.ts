@@ -253,61 +253,40 @@ function signatureOfWritten(entry: string, writtenAtNs: bigint): Observation | u
   }
 }
 
+/** O_PATH has this value on every Linux architecture Node runs on. */
+const pathOnly = process.platform === 'linux' && fs.existsSync('/proc/self/fd') ? 0o10000000 : undefined;
+
 /**
  * chmod without following a link, of the very file the check saw (`seen`):
  * through a handle opened with no-follow, whose file must still be that one
  * (same device and inode) and have no other name. The open goes by name, so
  * a hard link of an outside file renamed over the entry after the check would
- * otherwise be what it opens. Returns why not when it is not that file. A
- * file whose mode forbids opening it for reading is opened with O_PATH on
- * Linux (no read access needed, and still no-follow); elsewhere it is
- * chmodded by name right after a fresh check, the one place a link swapped in
- * between could be followed.
+ * otherwise be what it opens. Returns why not when it is not that file. On
+ * Linux the handle is an O_PATH one (no read access needed, whatever the
+ * file's mode), changed through its /proc name since fchmod refuses such
+ * handles. Elsewhere it is opened for reading, and a file whose mode forbids
+ * that is chmodded by name right after a fresh check, the one place a link
+ * swapped in between could be followed.
  */
 function changeMode(entry: string, mode: number, seen: fs.BigIntStats): true | EntryRefusal {
   let fd: number;
   try {
-    fd = fs.openSync(entry, fs.constants.O_RDONLY | noFollow | (fs.constants.O_NONBLOCK ?? 0));
+    fd = fs.openSync(entry, (pathOnly ?? fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0)) | noFollow);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') return 'symlink';
     if (code === 'ENOENT') return 'changed-during-rewind';
-    if (code !== 'EACCES') throw error;
-    return changeModeWithoutReading(entry, mode, seen);
-  }
-  try {
-    const opened = sameFileAs(fs.fstatSync(fd, { bigint: true }), seen);
-    if (opened !== true) return opened;
-    fs.fchmodSync(fd, mode);
-    return true;
-  } finally {
-    closeQuietly(fd);
-  }
-}
-
-/** O_PATH has this value on every Linux architecture Node runs on. */
-const pathOnly = process.platform === 'linux' && fs.existsSync('/proc/self/fd') ? 0o10000000 : undefined;
-
-function changeModeWithoutReading(entry: string, mode: number, seen: fs.BigIntStats): true | EntryRefusal {
-  if (pathOnly === undefined) {
+    if (code !== 'EACCES' || pathOnly !== undefined) throw error;
     const found = sameFileAs(fs.lstatSync(entry, { bigint: true }), seen);
-    if (found !== true) return found;
-    fs.chmodSync(entry, mode);
-    return true;
-  }
-  let fd: number;
-  try {
-    fd = fs.openSync(entry, pathOnly | noFollow);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'changed-during-rewind';
-    throw error;
+    if (found === true) fs.chmodSync(entry, mode);
+    return found;
   }
   try {
     // With O_PATH and no-follow a link is opened itself, and found here not to be a regular file.
     const opened = sameFileAs(fs.fstatSync(fd, { bigint: true }), seen);
     if (opened !== true) return opened;
-    // fchmod refuses O_PATH handles; the /proc name of the handle reaches the very file it holds.
-    fs.chmodSync(`/proc/self/fd/${fd}`, mode);
+    if (pathOnly !== undefined) fs.chmodSync(`/proc/self/fd/${fd}`, mode);
+    else fs.fchmodSync(fd, mode);
     return true;
   } finally {
     closeQuietly(fd);

@@ -5,7 +5,6 @@ import type { PlannedChange } from './change.js';
 import type { Goal } from './goal.js';
 import { lineStats, type LineStats } from '../text/line-stats.js';
 import { unreadableBackup, type SkippedPath } from './safety.js';
-import { LineStatsCache } from './stats-cache.js';
 
 /**
  * A rewind's line statistics, by change, apart from the plan. Measuring a
@@ -18,7 +17,7 @@ import { LineStatsCache } from './stats-cache.js';
  *   measured; a file whose content the store already holds (the undo point
  *   needs no copy) is not read by the plan at all, but just before its write,
  *   or by the `ReplaceMany` job that replaces it, which counts it there;
- *   counts a dry run kept (stats-cache.ts) spare all of that.
+ *   counts a dry run kept (`LineStatsCache`) spare all of that.
  */
 
 export interface MeasureOptions {
@@ -38,11 +37,16 @@ const keptCounts = new WeakMap<Session, LineStatsCache>();
 export function measurementsFor(session: Session, run: 'dry-run' | 'rewind' | 'other', goal?: Goal): Measurements {
   let counts = keptCounts.get(session);
   if (counts === undefined) keptCounts.set(session, (counts = new LineStatsCache()));
-  const fromStore = (hash: string) => session.readBlob(hash);
-  const readBlob = goal === undefined ? fromStore : goal.computed.readerOver(fromStore);
+  const readBlob = readerOf(session, goal);
   if (run === 'dry-run') return new Measurements({ readBlob, keepCountsIn: counts });
   if (run === 'other') return new Measurements({ readBlob });
   return new Measurements({ readBlob, recallCountsFrom: counts, whenApplied: { keepBytes: 16 * 1024 * 1024, stored: (sha256) => session.isStored(sha256) } });
+}
+
+/** The store's backups, and the contents a goal computed. */
+export function readerOf(session: Session, goal: Goal | undefined): (hash: string) => Promise<BlobRead> {
+  const fromStore = (hash: string) => session.readBlob(hash);
+  return goal === undefined ? fromStore : goal.computed.readerOver(fromStore);
 }
 
 /** Where the statistics of a change stand when it is about to be applied. */
@@ -134,4 +138,34 @@ export class Measurements {
 function sidesOf(change: PlannedChange): { from: string; to: string } | undefined {
   if (change.from.kind === 'symlink') return undefined;
   return { from: change.from.kind === 'file' ? change.from.sha256 : 'absent', to: change.to.kind === 'file' ? change.to.sha256 : 'absent' };
+}
+
+/**
+ * Line statistics counted in a session, by the contents on both sides
+ * (their SHA-256, or `absent`). A count depends on nothing else, so it stays
+ * exact for as long as it is kept: the rewind that follows a dry run, and
+ * the rewind back after it, neither read the current files for their
+ * statistics nor diff them again.
+ */
+export class LineStatsCache {
+  private readonly counts = new Map<string, LineStats>();
+
+  /** `limit` counts at most (about 330 bytes each, keys included; each count is kept both ways), the oldest dropped first. */
+  constructor(private readonly limit = 10_000) {}
+
+  get(from: string, to: string): LineStats | undefined {
+    return this.counts.get(`${from}>${to}`);
+  }
+
+  /** Keeps the count of `from` → `to`, and the same count reversed for `to` → `from`. */
+  set(from: string, to: string, stats: LineStats): void {
+    this.keep(`${from}>${to}`, stats);
+    this.keep(`${to}>${from}`, { ...stats, insertions: stats.deletions, deletions: stats.insertions });
+  }
+
+  private keep(key: string, stats: LineStats): void {
+    this.counts.delete(key);
+    this.counts.set(key, stats);
+    if (this.counts.size > this.limit) this.counts.delete(this.counts.keys().next().value!);
+  }
 }

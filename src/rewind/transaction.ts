@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import type { CheckpointRecord, FileState, RewindBeginRecord, RewindEndRecord } from '../schemas.js';
-import type { BlobRead } from '../store/session-log.js';
 import { sameState, writtenStates, type CheckpointInfo } from '../session/session-state.js';
 import { now, type Session } from '../session/session.js';
 import { DirectoryCache } from '../fs/directory-cache.js';
 import { startWorkersAfter, startWorkersFor } from '../fs/replace-many.js';
 import { applyChanges, type ApplyContext, type ApplyOutcome } from './apply.js';
 import { inverseOf, type PlannedChange, type RewindPlan } from './change.js';
-import { measurementsFor, type Measurements } from './measure.js';
+import { measurementsFor, readerOf, type Measurements } from './measure.js';
 import { planRewind, type PlanContext } from './plan.js';
 import { changedAfterInterruptedRewind } from './safety.js';
 import { summarize, withMerges, type RewindFilesReady } from './result.js';
@@ -44,13 +43,8 @@ export interface RewindChoice {
   goal?: Goal | undefined;
 }
 
-export async function runRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
-  const directories = new DirectoryCache();
-  try {
-    return await runRewindIn(session, target, choice, directories);
-  } finally {
-    directories.close();
-  }
+export function runRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
+  return withDirectories((directories) => runRewindIn(session, target, choice, directories));
 }
 
 async function runRewindIn(session: Session, target: CheckpointInfo, choice: RewindChoice, directories: DirectoryCache): Promise<RewindFilesReady> {
@@ -142,18 +136,15 @@ async function applyAndEnd(session: Session, target: CheckpointInfo, plan: Rewin
   return { ...result, undoCheckpointId };
 }
 
-export async function dryRunRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
-  const directories = new DirectoryCache();
-  try {
+export function dryRunRewind(session: Session, target: CheckpointInfo, choice: RewindChoice): Promise<RewindFilesReady> {
+  return withDirectories(async (directories) => {
     const measurements = measurementsFor(session, 'dry-run', choice.goal);
     const plan: RewindPlan = await beforeAnyChange(`The rewind to message ${target.id}`, async () =>
       planRewind({ ...planContext(session, choice, directories, measurements), assumed: await afterRollBack(session, directories) }, target.index),
     );
     choice.goal?.assertPlanned?.();
     return withMerges(summarize(plan.changes, measurements, plan.skipped, true, plan.directoriesRemoved), choice.goal, true);
-  } finally {
-    directories.close();
-  }
+  });
 }
 
 /**
@@ -169,9 +160,8 @@ export async function recoverInterruptedRewind(session: Session): Promise<Rewind
   if (begin === undefined) return undefined;
   const undo = session.state.checkpointsById.get(begin.undoCheckpointId);
   if (undo === undefined) return undefined;
-  const directories = new DirectoryCache();
   const measurements = measurementsFor(session, 'other');
-  try {
+  return withDirectories(async (directories) => {
     const plan = await beforeAnyChange(`Rolling back an interrupted rewind of session ${session.sessionId}`, () => planRollBack(session, begin, undo, directories, measurements));
     const outcome = await applyChanges(applyContext(session, directories, measurements), plan.changes);
     noteWritten(outcome);
@@ -186,9 +176,7 @@ export async function recoverInterruptedRewind(session: Session): Promise<Rewind
     const result = summarize(outcome.applied.map((applied) => applied.change), measurements, [...plan.skipped, ...outcome.skipped], false);
     await session.append([endRecord(session, begin.rewindId, 'rolled-back', result, 'interrupted by the end of the process; rolled back when the session was reopened')]);
     return result;
-  } finally {
-    directories.close();
-  }
+  });
 }
 
 /** The plan of rolling an interrupted rewind back: only files that still hold what it wrote are put back. */
@@ -219,12 +207,20 @@ export async function afterRollBack(session: Session, shared?: DirectoryCache): 
   const begin = session.state.interruptedRewind;
   const undo = begin === undefined ? undefined : session.state.checkpointsById.get(begin.undoCheckpointId);
   if (begin === undefined || undo === undefined) return undefined;
-  const directories = shared ?? new DirectoryCache();
-  try {
+  const rolledBack = async (directories: DirectoryCache) => {
     const plan = await planRollBack(session, begin, undo, directories, measurementsFor(session, 'other'));
     return new Map(plan.changes.map((change) => [change.path, change.to]));
+  };
+  return shared !== undefined ? rolledBack(shared) : withDirectories(rolledBack);
+}
+
+/** Runs `work` with pinned directories of its own, closed once it has ended. */
+async function withDirectories<T>(work: (directories: DirectoryCache) => Promise<T>): Promise<T> {
+  const directories = new DirectoryCache();
+  try {
+    return await work(directories);
   } finally {
-    if (shared === undefined) directories.close();
+    directories.close();
   }
 }
 
@@ -295,12 +291,6 @@ function planContext(session: Session, { skipConflicts, select, goal }: RewindCh
     ...(select !== undefined ? { select } : {}),
     ...(goal !== undefined ? { goal } : {}),
   };
-}
-
-/** The store's backups, and the contents a goal computed. */
-function readerOf(session: Session, goal: Goal | undefined): (hash: string) => Promise<BlobRead> {
-  const fromStore = (hash: string) => session.readBlob(hash);
-  return goal === undefined ? fromStore : goal.computed.readerOver(fromStore);
 }
 
 /** The bytes of a change's target when a goal computed them (no checkpoint holds them). */

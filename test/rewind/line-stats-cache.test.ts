@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lineStats } from '../../src/text/line-stats.js';
-import { LineStatsCache } from '../../src/rewind/stats-cache.js';
+import { LineStatsCache } from '../../src/rewind/measure.js';
 
 describe('the statistics counted in a session', () => {
   it('gives back a count by the contents on both sides, and the same count reversed the other way', () => {
