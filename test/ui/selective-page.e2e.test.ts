@@ -108,6 +108,36 @@ describe.skipIf(chromiumPath === undefined)(`rewindable ui, selective modes, in 
     }
   });
 
+  it('asks again when the files change after the preview, then rewinds only the files still selected', async () => {
+    const session = await twoTurnSession();
+    const { ui, page } = await open(session);
+    const dialog = page.getByRole('dialog');
+    try {
+      await page.goto(`${ui.url}#/s/${session.sessionId}/c/${session.first}`);
+      await expect.poll(() => page.locator('p.selection').textContent()).toContain('Selected: all 4 files.');
+      for (const name of ['Include b.txt', 'Include notes.txt']) await toggleByKeyboard(page, name);
+      // The agent rewrites a.txt after the preview was drawn: one line for one line, the counts stay the same.
+      const agent = await session.project.open({ session: { resume: session.sessionId } });
+      await agent.tools.write({ file_path: 'a.txt', content: 'alpha, rewritten\n' });
+      await agent.close();
+
+      await page.getByRole('button', { name: 'Rewind selected…' }).click();
+      await expect.poll(() => dialog.isVisible()).toBe(true);
+      expect(await page.getByRole('alert').textContent()).toContain('The files changed since the preview you saw');
+      expect(await page.locator('p.selection').textContent()).toBe('Selected: 2 of 4 files.');
+      expect(await dialog.textContent()).toContain('Rewind 2 files (+3 −3)?');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.locator('pre.report').first().textContent()).toContain('The rewind changed 2 files (+3 -3):');
+      expect(text(session, 'a.txt')).toBe('alpha\n');
+      expect(text(session, 'config.ts')).toBe(configBefore);
+      expect(text(session, 'b.txt')).toBe('beta, changed\n');
+      expect(text(session, 'notes.txt')).toBe(notesAfter);
+    } finally {
+      await page.close();
+      expect(await ui.stop()).toBe(0);
+    }
+  });
+
   it('shows where a revert conflicts, and offers the conflict choices the API names', async () => {
     const session = await twoTurnSession();
     // After the session: the port line turn one changed is changed again, so reverting turn one overlaps it.
