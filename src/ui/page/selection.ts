@@ -1,4 +1,5 @@
 import type { PreviewFile } from '../timeline-types.js';
+import { displayPath } from './dom.js';
 
 /** What "Rewind selected" sends: some files whole, or some hunks. */
 export type SelectionRequest = { paths: string[] } | { hunks: string[] };
@@ -80,13 +81,13 @@ export class Selection {
    * (all of a file's hunks is its whole rewind), so a chosen file without
    * hunks (binary, a mode change, too large) cannot go along.
    */
-  request(): SelectionRequest | { problem: string } {
+  request(cwd: string): SelectionRequest | { problem: string } {
     const { files, partial } = this.chosen();
     if (files.length === 0) return { problem: 'Nothing is selected: check a file, or a hunk in its diff.' };
     if (partial.length === 0) return { paths: files.map((file) => file.path) };
     const whole = files.find((file) => this.hunkIdsOf(file.path).length === 0);
     if (whole !== undefined) {
-      return { problem: `${whole.path} has no hunks to choose (binary, a mode change, or not shown): leave it out, or choose every hunk of the files whose hunks you chose.` };
+      return { problem: `${displayPath(whole.path, cwd)} has no hunks to choose (binary, a mode change, or not shown): leave it out, or choose every hunk of the files whose hunks you chose.` };
     }
     return { hunks: files.flatMap((file) => this.hunkIdsOf(file.path).filter((id) => !this.hunksOut.has(id))) };
   }

@@ -262,6 +262,8 @@ function previewContent(preview: PreviewResponse, notice?: string): Node[] {
   const showChoice = () => {
     chosen.textContent = selectionText(selection, changed.length, preview.cwd);
     selected.disabled = selection.isEverything();
+    // With some files or hunks left out, the other button still rewinds everything: its name says so.
+    button.textContent = selection.isEverything() ? 'Rewind…' : 'Rewind all…';
   };
   showChoice();
   selected.addEventListener('click', () => void rewindSelected(preview, selection, selected, result));
@@ -295,7 +297,7 @@ function selectionText(selection: Selection, of: number, cwd: string): string {
  */
 async function rewindSelected(preview: PreviewResponse, selection: Selection, button: HTMLButtonElement, result: HTMLElement): Promise<void> {
   const { sessionId, checkpointId } = preview;
-  const request = selection.request();
+  const request = selection.request(preview.cwd);
   if ('problem' in request) {
     result.replaceChildren(h('p', { class: 'warning', role: 'alert' }, request.problem));
     return;
