@@ -357,20 +357,20 @@ function filesTable(sessionId: string, checkpointId: string, cwd: string, files:
   );
 }
 
-/**
- * Runs a rewind or an undo and shows its report as the CLI prints it, with
- * the way back. A rewind the server refused because its plan changed goes
- * to `onPlanChanged`, which shows the new plan.
- */
 interface OutcomeOptions {
   /** A refusal because the plan changed: show the new one. */
   onPlanChanged?: () => Promise<void>;
-  /** After it was done. */
+  /** Once it is done: what the page kept for the old plan is stale. */
   onDone?: () => void;
   /** The undo button's words. @default 'Undo this rewind' */
   undoLabel?: string;
 }
 
+/**
+ * Runs a rewind or an undo and shows its report as the CLI prints it, with
+ * the way back. A rewind the server refused because its plan changed goes
+ * to `onPlanChanged`, which shows the new plan.
+ */
 async function showOutcome(into: HTMLElement, run: () => Promise<RewindResponse>, sessionId: string, options: OutcomeOptions = {}): Promise<void> {
   const { onPlanChanged } = options;
   into.replaceChildren(h('p', { class: 'muted' }, 'Working…'));
@@ -440,8 +440,10 @@ function revertContent(plan: PlanPreviewResponse, onConflict: string, notice?: s
       const radio = h('input', { type: 'radio', name: 'onConflict', value, checked: value === onConflict });
       radio.addEventListener('change', () => {
         revertChoice.set(`${sessionId}/${checkpointId}`, value);
+        // Choices made in quick succession: only the last one's dry run is drawn.
+        const ticket = rendering;
         void api.previewRevert(sessionId, checkpointId, value).then(
-          (next) => redrawRevert(next, value),
+          (next) => void (ticket === rendering && revertChoice.get(`${sessionId}/${checkpointId}`) === value && redrawRevert(next, value)),
           (error: unknown) => void result.replaceChildren(errorBox(error)),
         );
       });
