@@ -116,7 +116,15 @@ async function main(): Promise<void> {
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.locator('table.diff.split').waitFor();
     await shot('timeline-diff.png');
-    console.log(`Wrote timeline-sessions.png, timeline-session.png and timeline-diff.png in ${imagesDirectory}`);
+
+    // Reverting the first turn alone: its dry run, as `rewindable revert --dry-run` prints it, and the conflict choice.
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goBack();
+    await page.goBack();
+    await page.locator('ol.timeline > li').first().getByRole('link', { name: 'Revert this turn…' }).click();
+    await page.locator('pre.report').waitFor();
+    await shot('timeline-revert.png');
+    console.log(`Wrote timeline-sessions.png, timeline-session.png, timeline-diff.png and timeline-revert.png in ${imagesDirectory}`);
   } finally {
     await browser.close();
     await server.close();

@@ -68,12 +68,13 @@ export async function checkpointPreview(sessions: TimelineSessions, sessionId: s
  * What a rewind to the checkpoint would do now, and its plan digest: the
  * same figures whether asked by the preview or checked again by the rewind.
  */
-async function previewOf(manager: CheckpointManager, target: string): Promise<PreviewResponse> {
+export async function previewOf(manager: CheckpointManager, target: string): Promise<PreviewResponse> {
   const diffs = await manager.diffFiles(target);
   const files = diffs.map((diff) => {
     if (diff.action === 'skip') return diff;
-    const { patch: _patch, hunks: _hunks, ...rest } = diff;
-    return rest;
+    // The hunks' ids only: a selection of hunks is made on the preview, their lines are in the file's diff.
+    const { patch: _patch, hunks, ...rest } = diff;
+    return hunks !== undefined ? { ...rest, hunkIds: hunks.map((hunk) => hunk.id) } : rest;
   });
   const changed = files.filter((file) => file.action !== 'skip');
   const checkpoint = (await manager.listCheckpoints()).find((candidate) => candidate.id === target);
@@ -104,7 +105,7 @@ async function previewOf(manager: CheckpointManager, target: string): Promise<Pr
  * changes it), which files are left alone and why, and where the
  * conversation ends. Two previews with the same digest describe the same rewind.
  */
-function planDigest(diffs: readonly FileDiff[], conversationRewindable: boolean, leaf: string | undefined): string {
+export function planDigest(diffs: readonly FileDiff[], conversationRewindable: boolean, leaf: string | undefined): string {
   const files = diffs.map((diff) =>
     diff.action === 'skip'
       ? [diff.path, diff.action, diff.reason]
@@ -173,7 +174,7 @@ async function rewound(manager: CheckpointManager, target: string, scope: Rewind
   };
 }
 
-function scopeOf(scope: unknown): RewindScope {
+export function scopeOf(scope: unknown): RewindScope {
   if (scope === undefined) return 'files';
   if (typeof scope === 'string' && scopes.includes(scope as RewindScope)) return scope as RewindScope;
   throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `Unknown rewind scope ${JSON.stringify(scope)}: use 'files', 'conversation' or 'both'.`, { details: { option: 'scope' } });
@@ -197,7 +198,7 @@ async function diffOne(manager: CheckpointManager, target: string, tracked: stri
   }
 }
 
-function uuid(value: unknown, what: string): string {
+export function uuid(value: unknown, what: string): string {
   assertUuid(value, what);
   return value.toLowerCase();
 }
@@ -212,7 +213,7 @@ function textOf(message: unknown): { text?: string } {
  * path, exactly as the preview lists it (never a directory or a glob), that
  * some checkpoint of the session holds.
  */
-function trackedPath(checkpoints: readonly CheckpointSummary[], filePath: string | null): string {
+export function trackedPath(checkpoints: readonly CheckpointSummary[], filePath: string | null): string {
   if (filePath !== null && path.isAbsolute(filePath) && path.normalize(filePath) === filePath) {
     for (const checkpoint of checkpoints) if (checkpoint.files.includes(filePath)) return filePath;
   }
@@ -221,7 +222,7 @@ function trackedPath(checkpoints: readonly CheckpointSummary[], filePath: string
   });
 }
 
-function bodyFields(body: unknown): Record<string, unknown> {
+export function bodyFields(body: unknown): Record<string, unknown> {
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
   throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, 'The request body must be a JSON object such as {"checkpointId": "…"}.');
 }

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { PageAssets } from './page-assets.js';
 import { checkHost, checkMutation, checkRead, checkToken, RequestRefused, type Refused } from './request-guard.js';
-import { checkpointPreview, fileDiff, rewindTo, sessionsList, sessionTimeline, undoRewind } from './timeline-api.js';
+import { revertTurn, rewindSelected } from './selective-api.js';
+import { bodyFields, checkpointPreview, fileDiff, rewindTo, sessionsList, sessionTimeline, undoRewind } from './timeline-api.js';
 import { TimelineSessions, type TimelineLocation } from './timeline-sessions.js';
 import type { ErrorResponse } from './timeline-types.js';
 
@@ -29,8 +30,8 @@ export interface TimelineServer {
   close(): Promise<void>;
 }
 
-/** A request body past this size is refused: the endpoints take a few ids. */
-const maxBodyBytes = 64 * 1024;
+/** A request body past this size is refused: the endpoints take ids, and a selection of files takes their paths. */
+const maxBodyBytes = 8 * 1024 * 1024;
 
 /**
  * Serves the timeline page of a project's sessions on the loopback
@@ -115,13 +116,19 @@ async function handle(request: IncomingMessage, response: ServerResponse, contex
   }
   const [, collection, sessionId, part, checkpointId, view] = route;
   if (collection !== 'sessions') return sendRefusal(response, { status: 404, code: 'NOT_FOUND', message: `No endpoint ${url.pathname.slice(given!.length + 1)}.` });
-  const mutation = part === 'rewind' || part === 'undo';
+  // A selective rewind's or a revert's dry run comes the same way: its selection can name every tracked file.
+  const mutation = part === 'rewind' || part === 'undo' || part === 'revert';
   const method = mutation ? checkMutation(request, context.port) : checkRead(request);
   if (method !== undefined) return sendRefusal(response, method);
   const { sessions } = context;
   if (sessionId === undefined) return sendJson(response, await sessionsList(sessions));
   if (part === undefined) return sendJson(response, await sessionTimeline(sessions, sessionId));
-  if (part === 'rewind') return sendJson(response, await rewindTo(sessions, sessionId, await readJson(request)));
+  if (part === 'rewind') {
+    const body = bodyFields(await readJson(request));
+    const selective = body.paths !== undefined || body.hunks !== undefined || body.dryRun !== undefined;
+    return sendJson(response, selective ? await rewindSelected(sessions, sessionId, body) : await rewindTo(sessions, sessionId, body));
+  }
+  if (part === 'revert') return sendJson(response, await revertTurn(sessions, sessionId, bodyFields(await readJson(request))));
   if (part === 'undo') return sendJson(response, await undoRewind(sessions, sessionId, await readJson(request)));
   if (part === 'checkpoints' && checkpointId !== undefined && view === 'preview') return sendJson(response, await checkpointPreview(sessions, sessionId, checkpointId));
   if (part === 'checkpoints' && checkpointId !== undefined && view === 'diff') return sendJson(response, await fileDiff(sessions, sessionId, checkpointId, url.searchParams.get('path')));
@@ -141,7 +148,7 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > maxBodyBytes) throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `The request body is over ${maxBodyBytes} bytes: the endpoints take a few ids.`);
+    if (size > maxBodyBytes) throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `The request body is over ${maxBodyBytes} bytes: the endpoints take ids and paths.`);
     chunks.push(chunk);
   }
   try {
@@ -190,7 +197,8 @@ function sendError(response: ServerResponse, error: unknown): void {
 
 function statusOf(code: RewindableErrorCode): number {
   if (code === 'SESSION_LOCKED') return 409;
-  if (code.endsWith('_NOT_FOUND') || code === 'NO_CHECKPOINT') return 404;
+  // A stale hunk id is the request's mistake (a diff older than the file), not a missing session or checkpoint.
   if (code.startsWith('INVALID_') || code === 'CHECKPOINT_IN_OTHER_SESSION' || code === 'PATH_OUTSIDE_PROJECT' || code === 'HUNK_NOT_FOUND') return 400;
+  if (code.endsWith('_NOT_FOUND') || code === 'NO_CHECKPOINT') return 404;
   return 500;
 }

@@ -39,8 +39,11 @@ export interface TimelineResponse {
   branches: TimelineBranch[];
 }
 
-/** A file of a rewind preview: the diff without its patch (asked for one file at a time). */
-export type PreviewFile = Omit<FileChangeDiff, 'patch' | 'hunks'> | FileSkipDiff;
+/**
+ * A file of a rewind preview: the diff without its patch (asked for one file at a time), and the ids of its
+ * hunks in patch order (absent when the patch has no `@@` hunk), which a rewind of some hunks names.
+ */
+export type PreviewFile = (Omit<FileChangeDiff, 'patch' | 'hunks'> & { hunkIds?: string[] }) | FileSkipDiff;
 
 export interface PreviewResponse {
   sessionId: string;
@@ -68,6 +71,36 @@ export interface DiffResponse {
   path: string;
   /** Null when the file is the same now as at the checkpoint. */
   file: FileDiff | null;
+}
+
+/**
+ * A dry run of a rewind of some files or hunks, or of a revert of one turn:
+ * what it would change, in figures and as the CLI's dry run prints it.
+ */
+export interface PlanPreviewResponse {
+  sessionId: string;
+  checkpointId: string;
+  cwd: string;
+  kind: 'message' | 'undo point';
+  files: PlanFile[];
+  leftAlone: Array<{ path: string; reason: string; message: string }>;
+  /** The counts the confirmation repeats; `conflicts` are files written although they conflict (a revert's markers or overwrite, a rewind's overwrite). */
+  counts: PreviewResponse['counts'];
+  /** Lines as `rewindable rewind --dry-run` (with `--path` or `--hunk`) or `rewindable revert --dry-run` prints them. */
+  report: string[];
+  /** A digest of this plan: the rewind or revert sends it back, as a whole rewind sends its preview's. */
+  plan: string;
+}
+
+export interface PlanFile {
+  path: string;
+  action: string;
+  insertions: number;
+  deletions: number;
+  binary: boolean;
+  conflict: boolean;
+  /** A revert's three-way merge of the file: `clean`, or `conflict` with the lines in the file now. */
+  merge?: { status: 'clean' | 'conflict'; conflicts: Array<{ current: { start: number; count: number } }> };
 }
 
 /** What a rewind or an undo did, and the report the CLI prints for it. */

@@ -99,7 +99,7 @@ describe.skipIf(chromiumPath === undefined)(`rewindable ui in headless Chromium$
       expect(await page.locator('ol.timeline > li').first().textContent()).toContain('This turn touched 2 files: src/farewell.ts, src/greet.ts');
 
       // The first checkpoint's preview, reached from the keyboard.
-      await page.locator('ol.timeline > li').first().getByRole('link').focus();
+      await page.locator('ol.timeline > li').first().getByRole('link', { name: 'Add a farewell function' }).focus();
       await page.keyboard.press('Enter');
       await expect.poll(() => page.locator('p.summary').textContent()).toBe(`A rewind to message ${session.first} would change 4 files (+4 −2):`);
 

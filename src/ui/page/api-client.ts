@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
-import type { DiffResponse, ErrorResponse, PreviewResponse, RewindResponse, SessionsResponse, TimelineResponse } from '../timeline-types.js';
+import type { DiffResponse, ErrorResponse, PlanPreviewResponse, PreviewResponse, RewindResponse, SessionsResponse, TimelineResponse } from '../timeline-types.js';
+import type { SelectionRequest } from './selection.js';
 
 /** An error answer of the server: the library's code and its sentence. */
 export class ApiError extends Error {
@@ -25,6 +26,15 @@ export const api = {
   /** `plan` is the digest of the preview the user confirmed: the server refuses with PLAN_CHANGED when a rewind would now do otherwise. */
   rewind: (sessionId: string, checkpointId: string, scope: string, plan: string) =>
     post<RewindResponse>(`api/sessions/${encodeURIComponent(sessionId)}/rewind`, { checkpointId, scope, plan }),
+  /** A rewind of some files or hunks: its dry run, whose `plan` the real run sends back. */
+  previewSelected: (sessionId: string, checkpointId: string, selection: SelectionRequest) =>
+    post<PlanPreviewResponse>(`api/sessions/${encodeURIComponent(sessionId)}/rewind`, { checkpointId, ...selection, dryRun: true }),
+  rewindSelected: (sessionId: string, checkpointId: string, selection: SelectionRequest, plan: string) =>
+    post<RewindResponse>(`api/sessions/${encodeURIComponent(sessionId)}/rewind`, { checkpointId, ...selection, plan }),
+  /** A revert of one turn: its dry run, and the real run with the dry run's `plan`. */
+  previewRevert: (sessionId: string, checkpointId: string, onConflict: string) =>
+    post<PlanPreviewResponse>(`api/sessions/${encodeURIComponent(sessionId)}/revert`, { checkpointId, onConflict, dryRun: true }),
+  revert: (sessionId: string, checkpointId: string, onConflict: string, plan: string) => post<RewindResponse>(`api/sessions/${encodeURIComponent(sessionId)}/revert`, { checkpointId, onConflict, plan }),
   undo: (sessionId: string, undoCheckpointId: string) => post<RewindResponse>(`api/sessions/${encodeURIComponent(sessionId)}/undo`, { undoCheckpointId }),
 };
 

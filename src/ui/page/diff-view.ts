@@ -28,8 +28,8 @@ const rowsPerTask = 1500;
  * its first rows at once, the rest in later tasks; the table gets
  * `data-complete` once every row is in.
  */
-export function diffTable(patch: string, layout: DiffLayout): HTMLTableElement {
-  const rows = diffRows(parsePatch(patch), layout);
+export function diffTable(patch: string, layout: DiffLayout, hunkControl?: HunkControl): HTMLTableElement {
+  const rows = diffRows(parsePatch(patch), layout, hunkControl);
   const body = h('tbody');
   const caption = layout === 'unified' ? 'Lines removed (−) and put back (+) by a rewind' : 'The file now (left) and at the checkpoint (right)';
   // Column widths come from here: with a fixed layout, the first row (a hunk's header, one wide cell) would share them out evenly.
@@ -59,9 +59,12 @@ export function diffTable(patch: string, layout: DiffLayout): HTMLTableElement {
   return table;
 }
 
-function* diffRows(hunks: readonly DisplayHunk[], layout: DiffLayout): Generator<HTMLTableRowElement> {
-  for (const hunk of hunks) {
-    yield h('tr', { class: 'hunk' }, h('td', { colspan: 4 }, hunk.header));
+/** What a hunk's header row holds before its `@@` line: the hunk's toggle, given its index in the patch and its header. */
+export type HunkControl = (index: number, header: string) => Node | undefined;
+
+function* diffRows(hunks: readonly DisplayHunk[], layout: DiffLayout, hunkControl: HunkControl | undefined): Generator<HTMLTableRowElement> {
+  for (const [index, hunk] of hunks.entries()) {
+    yield h('tr', { class: 'hunk' }, h('td', { colspan: 4 }, hunkControl?.(index, hunk.header), hunk.header));
     yield* layout === 'unified' ? unifiedRows(hunk) : splitRows(hunk);
   }
 }

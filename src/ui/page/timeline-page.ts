@@ -5,11 +5,12 @@
  * address after `#`, so Back, Forward and bookmarks work, and each is built
  * from one or two JSON answers of the server.
  */
-import type { PreviewFile, PreviewResponse, RewindResponse, TimelineCheckpoint, TimelineResponse } from '../timeline-types.js';
+import type { PlanPreviewResponse, PreviewFile, PreviewResponse, RewindResponse, TimelineCheckpoint, TimelineResponse } from '../timeline-types.js';
 import { api, ApiError } from './api-client.js';
-import { diffTable, noTextDiff, type DiffLayout } from './diff-view.js';
+import { diffTable, noTextDiff, type DiffLayout, type HunkControl } from './diff-view.js';
 import { displayPath, firstLine, formatBytes, formatTime, h, plural } from './dom.js';
 import { askToRewind } from './rewind-dialog.js';
+import { forgetSelection, selectionOf, type Selection } from './selection.js';
 
 const view = document.getElementById('view') as HTMLElement;
 const crumbs = document.getElementById('crumbs') as HTMLElement;
@@ -21,6 +22,7 @@ type Route =
   | { name: 'sessions' }
   | { name: 'timeline'; sessionId: string }
   | { name: 'preview'; sessionId: string; checkpointId: string }
+  | { name: 'revert'; sessionId: string; checkpointId: string }
   | { name: 'diff'; sessionId: string; checkpointId: string; file: string };
 
 function parseRoute(hash: string): Route {
@@ -28,6 +30,7 @@ function parseRoute(hash: string): Route {
   if (s === 's' && sessionId) {
     if (c === 'c' && checkpointId) {
       if (f === 'f' && file) return { name: 'diff', sessionId, checkpointId, file };
+      if (f === 'revert') return { name: 'revert', sessionId, checkpointId };
       return { name: 'preview', sessionId, checkpointId };
     }
     return { name: 'timeline', sessionId };
@@ -39,6 +42,7 @@ const link = {
   timeline: (sessionId: string) => `#/s/${encodeURIComponent(sessionId)}`,
   preview: (sessionId: string, checkpointId: string) => `${link.timeline(sessionId)}/c/${encodeURIComponent(checkpointId)}`,
   diff: (sessionId: string, checkpointId: string, file: string) => `${link.preview(sessionId, checkpointId)}/f/${encodeURIComponent(file)}`,
+  revert: (sessionId: string, checkpointId: string) => `${link.preview(sessionId, checkpointId)}/revert`,
 };
 
 /** Renders the view the address names; a later navigation wins over a slower earlier one. */
@@ -73,6 +77,8 @@ function viewOf(route: Route): Promise<Node[]> {
       return previewView(route.sessionId, route.checkpointId);
     case 'diff':
       return diffView(route.sessionId, route.checkpointId, route.file);
+    case 'revert':
+      return revertView(route.sessionId, route.checkpointId);
   }
 }
 
@@ -81,6 +87,7 @@ function setCrumbs(route: Route): void {
   if (route.name !== 'sessions') items.push(h('a', { href: link.timeline(route.sessionId) }, `Session ${route.sessionId.slice(0, 8)}`));
   if (route.name === 'preview' || route.name === 'diff') items.push(h('a', { href: link.preview(route.sessionId, route.checkpointId) }, `Checkpoint ${route.checkpointId.slice(0, 8)}`));
   if (route.name === 'diff') items.push(h('span', {}, route.file.split('/').pop() ?? route.file));
+  if (route.name === 'revert') items.push(h('span', {}, 'Revert this turn'));
   const last = items[items.length - 1] as HTMLElement;
   last.setAttribute('aria-current', 'page');
   crumbs.replaceChildren(h('ol', {}, items.map((item) => h('li', {}, item))));
@@ -150,6 +157,8 @@ function timelineItem(timeline: TimelineResponse, checkpoint: TimelineCheckpoint
     ),
     h('a', { href: link.preview(timeline.sessionId, checkpoint.id), class: 'prompt' }, title),
     h('div', { class: 'muted mono' }, checkpoint.id),
+    // A turn begins at a user message; an undo point begins none.
+    !undoPoint && h('p', {}, h('a', { href: link.revert(timeline.sessionId, checkpoint.id), class: 'revert' }, 'Revert this turn…')),
     touched.length > 0 &&
       h(
         'p',
@@ -200,11 +209,11 @@ async function previewView(sessionId: string, checkpointId: string): Promise<Nod
  * Draws the preview again with a notice, and asks again: the plan the user
  * confirmed is no longer the one a rewind would carry out.
  */
-function redrawPreview(preview: PreviewResponse): void {
+function redrawPreview(preview: PreviewResponse, ask: 'all' | 'selected' = 'all'): void {
   rendering++;
   view.replaceChildren(...previewContent(preview, planChangedNotice));
   (view.querySelector('h1') ?? view).focus();
-  view.querySelector<HTMLButtonElement>('.actions button.danger:not([disabled])')?.click();
+  view.querySelector<HTMLButtonElement>(`.actions button.${ask === 'all' ? 'danger' : 'selected'}:not([disabled])`)?.click();
 }
 
 function previewContent(preview: PreviewResponse, notice?: string): Node[] {
@@ -240,29 +249,88 @@ function previewContent(preview: PreviewResponse, notice?: string): Node[] {
         button.disabled = false;
         return;
       }
-      await showOutcome(result, () => api.rewind(sessionId, fresh.checkpointId, scope, fresh.plan), sessionId, async () => redrawPreview(await api.preview(sessionId, fresh.checkpointId)));
+      await showOutcome(result, () => api.rewind(sessionId, fresh.checkpointId, scope, fresh.plan), sessionId, {
+        onPlanChanged: async () => redrawPreview(await api.preview(sessionId, fresh.checkpointId)),
+        onDone: () => forgetSelection(sessionId, fresh.checkpointId),
+      });
     })();
   });
+  const selection = selectionOf(sessionId, preview.checkpointId);
+  selection.update(preview.files);
+  const selected = h('button', { type: 'button', class: 'selected', disabled: true }, 'Rewind selected…');
+  const chosen = h('p', { class: 'muted selection', 'aria-live': 'polite' });
+  const showChoice = () => {
+    chosen.textContent = selectionText(selection, changed.length, preview.cwd);
+    selected.disabled = selection.isEverything();
+    // With some files or hunks left out, the other button still rewinds everything: its name says so.
+    button.textContent = selection.isEverything() ? 'Rewind…' : 'Rewind all…';
+  };
+  showChoice();
+  selected.addEventListener('click', () => void rewindSelected(preview, selection, selected, result));
   const parts = [
     heading,
     prompt ?? h('p', { class: 'muted' }, '(no prompt recorded)'),
     summary,
-    changed.length > 0 && filesTable(sessionId, preview.checkpointId, preview.cwd, changed),
+    changed.length > 0 && filesTable(sessionId, preview.checkpointId, preview.cwd, changed, selection, showChoice),
+    changed.length > 0 && chosen,
     leftAlone.length > 0 && h('h2', {}, `Left alone (${leftAlone.length})`),
     leftAlone.length > 0 && h('ul', { class: 'left-alone' }, leftAlone.map((file) => h('li', {}, file.action === 'skip' ? `${displayPath(file.path, preview.cwd)}: ${file.message}` : ''))),
-    h('div', { class: 'actions' }, button),
+    h('div', { class: 'actions' }, button, changed.length > 0 && selected),
     result,
   ];
   if (notice !== undefined) parts.splice(1, 0, h('p', { class: 'warning', role: 'alert' }, notice));
   return parts.filter((part): part is HTMLElement => part !== false);
 }
 
-function filesTable(sessionId: string, checkpointId: string, cwd: string, files: PreviewFile[]): HTMLTableElement {
+/** "Selected: 1 of 4 files; 1 of 2 hunks of notes.txt." */
+function selectionText(selection: Selection, of: number, cwd: string): string {
+  if (selection.isEverything()) return `Selected: all ${plural(of, 'file')}. Uncheck files here, or hunks in a file's diff, to rewind only some.`;
+  const { files, partial } = selection.chosen();
+  const hunks = partial.map((entry) => `${entry.chosen} of ${plural(entry.of, 'hunk')} of ${displayPath(entry.file.path, cwd)}`);
+  return `Selected: ${files.length} of ${plural(of, 'file')}${hunks.length > 0 ? `; ${hunks.join(', ')}` : ''}.`;
+}
+
+/**
+ * "Rewind selected": the dialog repeats a fresh dry run of the selection,
+ * and the rewind carries that dry run's plan. When the whole preview
+ * changed meanwhile, the preview is drawn again and the user asked again.
+ */
+async function rewindSelected(preview: PreviewResponse, selection: Selection, button: HTMLButtonElement, result: HTMLElement): Promise<void> {
+  const { sessionId, checkpointId } = preview;
+  const request = selection.request(preview.cwd);
+  if ('problem' in request) {
+    result.replaceChildren(h('p', { class: 'warning', role: 'alert' }, request.problem));
+    return;
+  }
+  button.disabled = true;
+  let planned: PlanPreviewResponse;
+  try {
+    const fresh = await api.preview(sessionId, checkpointId);
+    if (fresh.plan !== preview.plan) return redrawPreview(fresh, 'selected');
+    planned = await api.previewSelected(sessionId, checkpointId, request);
+  } catch (error) {
+    button.disabled = false;
+    result.replaceChildren(errorBox(error));
+    return;
+  }
+  const scope = await askToRewind(planned.counts, false);
+  button.focus();
+  if (scope === undefined) {
+    button.disabled = false;
+    return;
+  }
+  await showOutcome(result, () => api.rewindSelected(sessionId, checkpointId, request, planned.plan), sessionId, {
+    onPlanChanged: async () => redrawPreview(await api.preview(sessionId, checkpointId), 'selected'),
+    onDone: () => forgetSelection(sessionId, checkpointId),
+  });
+}
+
+function filesTable(sessionId: string, checkpointId: string, cwd: string, files: PreviewFile[], selection: Selection, onChoice: () => void): HTMLTableElement {
   return h(
     'table',
     { class: 'list files' },
     h('caption', { class: 'visually-hidden' }, 'Files the rewind would change'),
-    h('thead', {}, h('tr', {}, ...['Action', 'Lines', 'File', 'Note'].map((title) => h('th', { scope: 'col' }, title)))),
+    h('thead', {}, h('tr', {}, ...['Rewind', 'Action', 'Lines', 'File', 'Note'].map((title) => h('th', { scope: 'col' }, title)))),
     h(
       'tbody',
       {},
@@ -270,9 +338,15 @@ function filesTable(sessionId: string, checkpointId: string, cwd: string, files:
         if (file.action === 'skip') return h('tr');
         const lines = file.binary ? 'binary' : file.statsSkipped ? '?' : `+${file.insertions} −${file.deletions}`;
         const notes = [file.conflict ? 'changed since the agent last wrote it' : '', file.tooLarge ? 'too large to show' : '', file.tooComplex ? 'too complex to show' : ''].filter((note) => note !== '');
+        const box = h('input', { type: 'checkbox', checked: selection.hasFile(file.path) });
+        box.addEventListener('change', () => {
+          selection.setFile(file.path, box.checked);
+          onChoice();
+        });
         return h(
           'tr',
           { class: file.conflict ? 'conflict' : undefined },
+          h('td', { class: 'choose' }, h('label', {}, box, h('span', { class: 'visually-hidden' }, `Include ${displayPath(file.path, cwd)}`))),
           h('td', {}, h('span', { class: `action ${file.action}` }, file.action)),
           h('td', { class: 'count' }, lines),
           h('td', {}, h('a', { href: link.diff(sessionId, checkpointId, file.path), class: 'mono' }, displayPath(file.path, cwd))),
@@ -283,12 +357,22 @@ function filesTable(sessionId: string, checkpointId: string, cwd: string, files:
   );
 }
 
+interface OutcomeOptions {
+  /** A refusal because the plan changed: show the new one. */
+  onPlanChanged?: () => Promise<void>;
+  /** Once it is done: what the page kept for the old plan is stale. */
+  onDone?: () => void;
+  /** The undo button's words. @default 'Undo this rewind' */
+  undoLabel?: string;
+}
+
 /**
  * Runs a rewind or an undo and shows its report as the CLI prints it, with
  * the way back. A rewind the server refused because its plan changed goes
  * to `onPlanChanged`, which shows the new plan.
  */
-async function showOutcome(into: HTMLElement, run: () => Promise<RewindResponse>, sessionId: string, onPlanChanged?: () => Promise<void>): Promise<void> {
+async function showOutcome(into: HTMLElement, run: () => Promise<RewindResponse>, sessionId: string, options: OutcomeOptions = {}): Promise<void> {
+  const { onPlanChanged } = options;
   into.replaceChildren(h('p', { class: 'muted' }, 'Working…'));
   let outcome: RewindResponse;
   try {
@@ -300,10 +384,11 @@ async function showOutcome(into: HTMLElement, run: () => Promise<RewindResponse>
     into.replaceChildren(errorBox(error));
     return;
   }
+  options.onDone?.();
   const heading = h('h2', { tabindex: -1 }, outcome.status === 'partial' ? 'Done, with files left alone' : 'Done');
   const report = h('pre', { class: 'report' }, outcome.report.join('\n'));
   const undoId = outcome.undoCheckpointId;
-  const undo = undoId !== undefined ? h('button', { type: 'button' }, 'Undo this rewind') : undefined;
+  const undo = undoId !== undefined ? h('button', { type: 'button' }, options.undoLabel ?? 'Undo this rewind') : undefined;
   undo?.addEventListener('click', () => {
     undo.disabled = true;
     const next = h('section', { class: 'result', 'aria-live': 'polite' });
@@ -312,6 +397,93 @@ async function showOutcome(into: HTMLElement, run: () => Promise<RewindResponse>
   });
   into.replaceChildren(heading, report, h('div', { class: 'actions' }, undo, h('a', { href: link.timeline(sessionId) }, 'Back to the timeline')));
   heading.focus();
+}
+
+/** What a revert does to a file whose later changes overlap the turn's, as `revertTurn`'s `onConflict` names it. */
+const revertChoices: ReadonlyArray<[string, string]> = [
+  ['skip', 'leave the file as it is'],
+  ['markers', 'write the merge with conflict markers'],
+  ['overwrite', 'put back its version from before the turn, discarding the later changes'],
+];
+/** The choice made on each turn's revert view while the page is open. */
+const revertChoice = new Map<string, string>();
+
+async function revertView(sessionId: string, checkpointId: string): Promise<Node[]> {
+  const onConflict = revertChoice.get(`${sessionId}/${checkpointId}`) ?? 'skip';
+  return revertContent(await api.previewRevert(sessionId, checkpointId, onConflict), onConflict);
+}
+
+/** Draws the revert's dry run anew (another conflict choice, or files changed since), keeping the focus where the reader was. */
+function redrawRevert(plan: PlanPreviewResponse, onConflict: string, notice?: string, ask = false): void {
+  rendering++;
+  view.replaceChildren(...revertContent(plan, onConflict, notice));
+  const focus = notice !== undefined ? view.querySelector('h1') : view.querySelector<HTMLInputElement>('input[name="onConflict"]:checked');
+  (focus ?? view).focus();
+  if (ask) view.querySelector<HTMLButtonElement>('.actions button.danger:not([disabled])')?.click();
+}
+
+/**
+ * A revert of one turn: its dry run as `rewindable revert --dry-run` prints
+ * it, the conflict choice, and the Revert button, which confirms and
+ * checks the plan as a rewind does.
+ */
+function revertContent(plan: PlanPreviewResponse, onConflict: string, notice?: string): Node[] {
+  const { sessionId, checkpointId, counts } = plan;
+  const turn = `the turn of ${plan.kind} ${checkpointId}`;
+  const heading = h('h1', { tabindex: -1 }, `Revert ${turn}`);
+  const about = h('p', {}, 'Undoes what this turn did to the files and keeps every change made after it, as git revert does: each file the turn changed is merged with the later changes.');
+  const choices = h(
+    'fieldset',
+    { class: 'choice' },
+    h('legend', {}, "A file whose later changes overlap the turn's:"),
+    revertChoices.map(([value, meaning]) => {
+      const radio = h('input', { type: 'radio', name: 'onConflict', value, checked: value === onConflict });
+      radio.addEventListener('change', () => {
+        revertChoice.set(`${sessionId}/${checkpointId}`, value);
+        // Choices made in quick succession: only the last one's dry run is drawn.
+        const ticket = rendering;
+        void api.previewRevert(sessionId, checkpointId, value).then(
+          (next) => void (ticket === rendering && revertChoice.get(`${sessionId}/${checkpointId}`) === value && redrawRevert(next, value)),
+          (error: unknown) => void result.replaceChildren(errorBox(error)),
+        );
+      });
+      return h('label', {}, radio, ' ', h('code', {}, value), `: ${meaning}`);
+    }),
+  );
+  const summary =
+    counts.files === 0
+      ? h('p', {}, counts.leftAlone > 0 ? `A revert would change nothing: ${plural(counts.leftAlone, 'file')} would be left alone.` : `Nothing to revert: no file holds a change of ${turn}.`)
+      : h('p', { class: 'summary' }, 'A revert would change ', h('strong', {}, plural(counts.files, 'file')), ' (', h('span', { class: 'plus' }, `+${counts.insertions}`), ' ', h('span', { class: 'minus' }, `−${counts.deletions}`), '):');
+  const report = h('pre', { class: 'report', 'aria-label': 'What a revert would do, as rewindable revert --dry-run prints it' }, plan.report.join('\n'));
+  const result = h('section', { class: 'result', 'aria-live': 'polite' });
+  const button = h('button', { type: 'button', class: 'danger', disabled: counts.files === 0 }, 'Revert…');
+  button.addEventListener('click', () => {
+    void (async () => {
+      button.disabled = true;
+      let fresh: PlanPreviewResponse;
+      try {
+        fresh = await api.previewRevert(sessionId, checkpointId, onConflict);
+      } catch (error) {
+        button.disabled = false;
+        result.replaceChildren(errorBox(error));
+        return;
+      }
+      if (fresh.plan !== plan.plan) return redrawRevert(fresh, onConflict, planChangedNotice, true);
+      const confirmed = await askToRewind(fresh.counts, false, { verb: 'revert', onConflict });
+      button.focus();
+      if (confirmed === undefined) {
+        button.disabled = false;
+        return;
+      }
+      await showOutcome(result, () => api.revert(sessionId, checkpointId, onConflict, fresh.plan), sessionId, {
+        onPlanChanged: async () => redrawRevert(await api.previewRevert(sessionId, checkpointId, onConflict), onConflict, planChangedNotice, true),
+        undoLabel: 'Undo this revert',
+      });
+    })();
+  });
+  const parts: Node[] = [heading, about, choices, summary, report, h('div', { class: 'actions' }, button, h('a', { href: link.preview(sessionId, checkpointId) }, 'Rewind to this checkpoint instead')), result];
+  if (notice !== undefined) parts.splice(1, 0, h('p', { class: 'warning', role: 'alert' }, notice));
+  return parts;
 }
 
 async function diffView(sessionId: string, checkpointId: string, file: string): Promise<Node[]> {
@@ -333,19 +505,38 @@ async function diffView(sessionId: string, checkpointId: string, file: string): 
   const reason = noTextDiff(diff);
   if (reason !== undefined || diff.action === 'skip' || diff.patch === undefined) return [heading, facts, h('p', { class: 'flag' }, reason ?? ''), back];
   const patch = diff.patch;
-  const holder = h('div', { class: 'diff-holder' }, diffTable(patch, layout));
+  const selection = selectionOf(sessionId, checkpointId);
+  const ids = diff.hunks?.map((hunk) => hunk.id) ?? [];
+  selection.noteHunks(path, ids);
+  const hunkControl: HunkControl = (index, header) => {
+    const id = ids[index];
+    if (id === undefined) return undefined;
+    const box = h('input', { type: 'checkbox', checked: selection.hasHunk(path, id), 'data-hunk': id });
+    box.addEventListener('change', () => {
+      selection.setHunk(path, id, box.checked);
+      // Leaving out a file's last hunk leaves out the file; the other boxes say so too.
+      holder.querySelectorAll<HTMLInputElement>('input[data-hunk]').forEach((other) => (other.checked = selection.hasHunk(path, other.dataset.hunk!)));
+    });
+    return h('label', { class: 'hunk-toggle' }, box, ' Rewind this hunk', h('span', { class: 'visually-hidden' }, ` ${header.replace(/ @@.*$/, ' @@')}`));
+  };
+  const holder = h('div', { class: 'diff-holder' }, diffTable(patch, layout, hunkControl));
   const toggle = (choice: DiffLayout, label: string) => {
     const button = h('button', { type: 'button', 'aria-pressed': String(layout === choice) }, label);
     button.addEventListener('click', () => {
       layout = choice;
       localStorage.setItem('rewindable-diff-layout', choice);
       switcher.querySelectorAll('button').forEach((other) => other.setAttribute('aria-pressed', String(other === button)));
-      holder.replaceChildren(diffTable(patch, layout));
+      holder.replaceChildren(diffTable(patch, layout, hunkControl));
     });
     return button;
   };
   const switcher = h('div', { class: 'switcher', role: 'group', 'aria-label': 'Diff layout' }, toggle('unified', 'Unified'), toggle('split', 'Side by side'));
-  const legend = h('p', { class: 'muted' }, 'Red: the file now, which a rewind removes. Green: the file at the checkpoint, which a rewind puts back.');
+  const legend = h(
+    'p',
+    { class: 'muted' },
+    'Red: the file now, which a rewind removes. Green: the file at the checkpoint, which a rewind puts back. ',
+    ids.length > 0 ? 'Uncheck a hunk to leave it out of "Rewind selected…" on the preview.' : '',
+  );
   return [heading, facts, switcher, legend, holder, back];
 }
 
