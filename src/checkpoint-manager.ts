@@ -22,7 +22,7 @@ import { RewindableError, RewindableErrorCode, type RewindableErrorDetailsOf } f
 import { noteFilesystemOf } from './fs/stat-signature.js';
 import { resolveOptions, type CheckpointManagerOptions, type ResolvedOptions } from './options.js';
 import { assertUuid, canonicalLocation, canonicalUuid, canonicalPath, isInside, type PathScope } from './paths.js';
-import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './rewind/diff.js';
+import { diffAgainstCheckpoint, type DiffOptions, type FileDiff } from './diff/diff-files.js';
 import { withToolCallIds, type RewindFilesReady, type RewindFilesResult } from './rewind/result.js';
 import { recoverOtherSessions, recoverSession, type InterruptedRewind } from './rewind/recover-rewinds.js';
 import { revertChoice, rewindChoice, type RewindConflictChoice } from './rewind/rewind-choice.js';

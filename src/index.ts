@@ -42,7 +42,7 @@ export { listSessions } from './session/list-sessions.js';
 export type { ListSessionsOptions, SessionSummary, StoreLocation } from './session/list-sessions.js';
 export { cleanup } from './store/cleanup.js';
 export type { CleanupOptions, CleanupResult } from './store/cleanup.js';
-export type { DiffOptions, FileChangeDiff, FileDiff, FileSide, FileSkipDiff, PatchHunk } from './rewind/diff.js';
+export type { DiffOptions, FileChangeDiff, FileDiff, FileSide, FileSkipDiff, PatchHunk } from './diff/diff-files.js';
 export {
   createTools,
   defaultMaxContentBytes,

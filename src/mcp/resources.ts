@@ -1,6 +1,6 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FileSkipDiff } from '../rewind/diff.js';
+import type { FileSkipDiff } from '../diff/diff-files.js';
 import { gitQuotedPath } from '../text/git-patch.js';
 import type { ProjectSessions } from './project-sessions.js';
 import { checkpointsUri, checkpointsUriTemplate, diffUriTemplate, sessionsUri } from './resource-uris.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { isInside } from '../paths.js';
-import type { FileDiff } from '../rewind/diff.js';
+import type { FileDiff } from '../diff/diff-files.js';
 import type { RewindFilesReady } from '../rewind/result.js';
 import type { RewindOutput } from './output-schemas.js';
 

@@ -5,7 +5,7 @@ import { messageText } from '../conversation/transcript.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { assertUuid } from '../paths.js';
 import type { RewindScope } from '../conversation/rewind-result.js';
-import type { FileDiff } from '../rewind/diff.js';
+import type { FileDiff } from '../diff/diff-files.js';
 import { rewindReportLines } from './report-lines.js';
 import { RequestRefused } from './request-guard.js';
 import type { TimelineSessions } from './timeline-sessions.js';

@@ -3,7 +3,7 @@
  * the page's bundle imports nothing from the library's code.
  */
 import type { BranchSummary } from '../conversation/conversation.js';
-import type { FileChangeDiff, FileDiff, FileSkipDiff } from '../rewind/diff.js';
+import type { FileChangeDiff, FileDiff, FileSkipDiff } from '../diff/diff-files.js';
 import type { SessionSummary } from '../session/list-sessions.js';
 
 export interface SessionsResponse {

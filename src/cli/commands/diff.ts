@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { isInside } from '../../paths.js';
-import type { FileChangeDiff, FileDiff } from '../../rewind/diff.js';
+import type { FileChangeDiff, FileDiff } from '../../diff/diff-files.js';
 import { gitQuotedPath } from '../../text/git-patch.js';
 import { flagValue, stringValue, type Command, type Invocation } from '../command.js';
 import { namesSession } from '../find-session.js';

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { FileDiff } from '../../rewind/diff.js';
+import type { FileDiff } from '../../diff/diff-files.js';
 import { h } from './dom.js';
 import { changeRuns, parsePatch, type DisplayHunk, type PatchLine } from './patch-lines.js';
 import { wordDiff, type Segment } from './word-diff.js';

@@ -7,12 +7,12 @@ import { sameState, type CheckpointInfo, type TrackedPath } from '../session/ses
 import type { Session } from '../session/session.js';
 import { gitBinaryFilePatch, gitMode, gitTextFilePatch, type FilePatchSides } from '../text/git-patch.js';
 import { isBinary } from '../text/line-stats.js';
-import type { PlannedChange } from './change.js';
-import { measurementsFor, type Measurements } from './measure.js';
+import type { PlannedChange } from '../rewind/change.js';
+import { measurementsFor, type Measurements } from '../rewind/measure.js';
 import { defaultLineDiffBounds, hunkDigest, lineDiff } from '../text/patch-hunks.js';
-import { planRewind } from './plan.js';
-import type { SkippedPath, SkipReason } from './safety.js';
-import { afterRollBack } from './transaction.js';
+import { planRewind } from '../rewind/plan.js';
+import type { SkippedPath, SkipReason } from '../rewind/safety.js';
+import { afterRollBack } from '../rewind/transaction.js';
 
 /**
  * Per-file diffs between the files now and a checkpoint. They come from the

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { FileChangeDiff, FileDiff, PatchHunk } from '../../src/rewind/diff.js';
+import type { FileChangeDiff, FileDiff, PatchHunk } from '../../src/diff/diff-files.js';
 import { changeBlocks, parseHunkId } from '../../src/text/patch-hunks.js';
 import { generateTriple } from '../helpers/merge-triples.js';
 import { newId, snapshotTree, tempProject } from '../helpers/temp-project.js';
