@@ -14,10 +14,7 @@ export class DirectoryCache {
 
   open(directory: string): PinnedDirectory | PinFailure {
     let found = this.pinned.get(directory);
-    if (found === undefined) {
-      found = PinnedDirectory.open(directory);
-      this.pinned.set(directory, found);
-    }
+    if (found === undefined) this.pinned.set(directory, (found = PinnedDirectory.open(directory)));
     return found;
   }
 

@@ -136,7 +136,7 @@ export class ReplaceMany {
     const done = leastBusy()
       .run(batch)
       .then(
-        ({ results }) => {
+        (results) => {
           if (spareBuffers.reduce((total, spare) => total + spare.byteLength, packed.buffer.byteLength) <= spareBytes) spareBuffers.push(packed.buffer);
           jobsDoneOnWorkers += results.length;
           results.forEach((result, offset) => this.settle(indices[offset]!, result));

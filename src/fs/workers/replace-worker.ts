@@ -22,9 +22,7 @@ export interface Batch {
 }
 
 /** A batch's results, in the order of its jobs. */
-export interface BatchReply {
-  results: ReplaceResult[];
-}
+export type BatchReply = ReplaceResult[];
 
 serveTasks<Batch | 'warm-up', BatchReply>((message) => {
   if (message === 'warm-up') {
@@ -33,10 +31,10 @@ serveTasks<Batch | 'warm-up', BatchReply>((message) => {
     } catch {
       // Only a head start: a worker that cannot warm up still does its jobs.
     }
-    return { reply: { results: [] } };
+    return { reply: [] };
   }
   const { jobs, bytes, stop } = message;
-  return { reply: { results: jobs.map((job) => replaceOne({ ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) }, stop)) } };
+  return { reply: jobs.map((job) => replaceOne({ ...job, bytes: bytes.subarray(job.bytes.start, job.bytes.end) }, stop)) };
 });
 
 /**
