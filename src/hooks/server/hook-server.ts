@@ -15,6 +15,14 @@ const defaultIdleSeconds = 600;
 /** How long a session's early first scan waits for the events before it (it waits for nothing else that long). */
 const earlyScanWaitMs = 60_000;
 
+/**
+ * How much longer than its lock wait an event waits in the queue while a
+ * session's early first scan is queued or running: a first scan of a large
+ * project outlasts the lock wait (20 s by default), and the event would be
+ * refused for it. Below the client's own bound on an event (lock wait + 120 s).
+ */
+const earlyScanGraceMs = 100_000;
+
 /** How long a session's early first scan waits for another process to let go of the session before it leaves the scan to the first Bash hook. */
 const earlyScanLockWaitMs = 1_000;
 
@@ -46,6 +54,7 @@ export async function runHookServer(args: string[]): Promise<void> {
   let events = 0;
   /** Sessions' first scans run ahead of their first Bash hook (`completed`), for `rewindable hooks status`. */
   const earlyScans = { completed: 0 };
+  let earlyScansPending = 0;
   let lastEventEnded = Date.now();
   let stopping = false;
   let idleTimer: NodeJS.Timeout | undefined;
@@ -99,8 +108,13 @@ export async function runHookServer(args: string[]): Promise<void> {
     clearTimeout(idleTimer);
     const options = { storeDir: target.storeDir, project: target.project, extraRoots: target.extraRoots, lockWaitMs: request.lockWaitMs };
     const earlyScan = request.earlyScan !== false;
+    // Behind a session's early first scan an event waits for its end, up to `earlyScanGraceMs` more than its lock wait.
     const run: HookRunner = (event, given) =>
-      turns.run(given.lockWaitMs, (leftMs) => sessions.run(event, { ...given, lockWaitMs: leftMs }, earlyScan), () => lockedByEarlierEvent(rewindableSessionIdOf(event.sessionId)));
+      turns.run(
+        given.lockWaitMs + (earlyScansPending > 0 ? earlyScanGraceMs : 0),
+        (leftMs) => sessions.run(event, { ...given, lockWaitMs: Math.min(leftMs, given.lockWaitMs) }, earlyScan),
+        () => lockedByEarlierEvent(rewindableSessionIdOf(event.sessionId)),
+      );
     try {
       return { type: 'answer', answer: (await answerHookText(request.text, options, run)) satisfies HookAnswer };
     } finally {
@@ -120,12 +134,13 @@ export async function runHookServer(args: string[]): Promise<void> {
    * a turn of its own after it (see `ResidentSessions.scanEarly`): started
    * once the answer is on its way, so the prompt does not wait for it. An
    * event that comes meanwhile waits for the scan's end in its turn, within
-   * its lock wait, as it waits behind a Bash hook's first scan without it.
+   * its lock wait plus `earlyScanGraceMs`.
    */
   function startEarlyScans(): void {
     for (const { sessionId, options } of sessions.takeEarlyScans()) {
       if (stopping) return;
       busy += 1;
+      earlyScansPending += 1;
       clearTimeout(idleTimer);
       // The lock is not waited for long: a session another process holds gets its first scan from its first Bash hook.
       const scan = turns.run(
@@ -140,6 +155,7 @@ export async function runHookServer(args: string[]): Promise<void> {
         .catch(() => undefined)
         .finally(() => {
           busy -= 1;
+          earlyScansPending -= 1;
           armIdleTimer();
         });
     }
