@@ -53,6 +53,12 @@ function scanBackedUp(project: TempProject, sessionId: string): string[] {
     .sort();
 }
 
+/** Whether the session's lock file is there: someone holds the session. */
+function lockHeld(project: TempProject, sessionId: string): boolean {
+  const projects = path.join(project.store, 'projects');
+  return fs.existsSync(projects) && fs.readdirSync(projects).some((key) => fs.existsSync(path.join(projects, key, `${sessionId}.lock`)));
+}
+
 async function serverOf(project: TempProject, env: Record<string, string> = {}) {
   const { servers } = await runningServers(hookEnvironment(cli, project.store, env));
   return servers.find((server) => server.target.project === project.root);
@@ -163,14 +169,17 @@ describe('the session\'s first scan, run by the hook server after the first prom
     }
   });
 
-  it('an Edit hook that comes during the scan is answered, its backup made, and the scan still covers the rest', async () => {
+  it('an Edit hook that comes during the scan waits for it beyond its lock wait, is answered, and the scan still covers the rest', async () => {
     const project = tempProject();
     seed(project);
-    for (let index = 0; index < 1500; index++) project.write(`tree/${index % 15}/file-${index}.txt`, `content ${index}\n`.repeat(10));
+    for (let index = 0; index < 3000; index++) project.write(`tree/${index % 30}/file-${index}.txt`, `content ${index}\n`.repeat(10));
     const agent = agentSession(project.root);
     const initial = project.snapshot();
     expect(await runHook(cli, project.store, events.prompt(agent, 'Edit at once'))).toEqual(ok);
-    expect(await runHook(cli, project.store, events.preTool(agent, 'Edit', { file_path: project.file('tree/0/file-0.txt'), old_string: 'content', new_string: 'changed' }))).toEqual(ok);
+    // The prompt was answered: the session's lock is the scan's now. An Edit that may not wait for a lock at all still waits for the scan.
+    await until(() => lockHeld(project, agent.sessionId), 'the early scan holds the session');
+    const edit = events.preTool(agent, 'Edit', { file_path: project.file('tree/0/file-0.txt'), old_string: 'content', new_string: 'changed' });
+    expect(await runHook(cli, project.store, edit, ['--lock-wait', '0'])).toEqual(ok);
     project.write('tree/0/file-0.txt', 'changed\n');
     await firstScanDone(project);
     await bash(project, agent, 'rm -r tree/1 && echo new > made.txt');
@@ -184,11 +193,10 @@ describe('the session\'s first scan, run by the hook server after the first prom
     for (let index = 0; index < 3000; index++) project.write(`tree/${index % 30}/file-${index}.txt`, `content ${index}\n`.repeat(20));
     const agent = agentSession(project.root);
     const initial = project.snapshot();
-    const lock = () => fs.readdirSync(path.join(project.store, 'projects')).some((key) => fs.existsSync(path.join(project.store, 'projects', key, `${agent.sessionId}.lock`)));
     expect(await runHook(cli, project.store, events.prompt(agent, 'Scan then die'))).toEqual(ok);
     const server = await serverOf(project);
     // The prompt was answered; the scan holds the session while it runs: the server is killed then.
-    await until(lock, 'the early scan holds the session');
+    await until(() => lockHeld(project, agent.sessionId), 'the early scan holds the session');
     process.kill(server!.pid, 'SIGKILL');
     await until(async () => (await serverOf(project)) === undefined, 'the killed server is gone');
 
