@@ -175,7 +175,8 @@ export const hookCost: Scenario = {
           label: `${at}: UserPromptSubmit, after the first scan`,
           rewindable: figure('rewindable hook: a checkpoint with a scan', 'promptScanned'),
           baseline,
-          note: 'once a session has scanned (from its first prompt on, by default), every checkpoint scans too',
+          // Every prompt after a session's first, by default: the session scanned after its first one.
+          target,
         },
         ...earlyCosts.flatMap(({ cpuMs, storeBytes }, index): Row[] => {
           const which = index === 0 ? 'the project\'s first session' : 'a second session of the project';
