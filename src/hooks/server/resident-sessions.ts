@@ -66,8 +66,9 @@ export class ResidentSessions {
    * `scanEarly`), under the lock as an event's work is. Nothing is answered to
    * anyone: when the session is locked by another process, or the scan fails,
    * it is left to the first Bash hook, as without it. A server killed in the
-   * middle leaves only backups no record names (the store's crash recovery
-   * drops them); the next hook opens the session from disk and scans again.
+   * middle leaves at most blobs no record names (the scan appends its records
+   * once, at its end); the next hook opens the session from disk, finds no
+   * scan, and scans again.
    */
   async scanEarly(sessionId: string, options: RunHookOptions): Promise<boolean> {
     let opened: HookSession;
