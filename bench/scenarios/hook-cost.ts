@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runningServers } from '../../src/hooks/server/running-servers.js';
 import { generatedPath, generateProject } from '../lib/generated-project.js';
 import type { Row, ScenarioReport } from '../lib/results.js';
 import type { Scenario } from '../lib/scenario.js';
 import { measureSideBySide, median, sleep, type InProcessBenchmark } from '../lib/timing.js';
-import { removeTree } from '../lib/workspace.js';
+import { removeTree, treeBytes } from '../lib/workspace.js';
 
 /** The bin as the package ships it, built with the project's tsup configuration (chunks split) by `npm run bench`. */
 const bin = fileURLToPath(new URL('../../.bench-work/dist/cli.js', import.meta.url));
@@ -39,30 +40,66 @@ export const hookCost: Scenario = {
     // The resident hook servers' sockets in the workspace: the run's servers are its own, and stopped at its end.
     const runtime = context.workspace.directory('hooks', 'run');
     fs.chmodSync(runtime, 0o700);
-    const environment = { ...process.env, REWINDABLE_HOME: path.join(directory, 'store'), XDG_RUNTIME_DIR: runtime, NO_COLOR: '1' };
-    const hook = (event: object) => {
-      const child = spawnSync(process.execPath, [bin, 'hook'], { cwd: project, env: environment, input: JSON.stringify(event), encoding: 'utf8' });
+    const store = path.join(directory, 'store');
+    const environment = { ...process.env, REWINDABLE_HOME: store, XDG_RUNTIME_DIR: runtime, NO_COLOR: '1' };
+    // A session whose first scan waits for its first Bash hook, as before the server scanned after the first prompt.
+    const withoutEarlyScan = { ...environment, REWINDABLE_HOOK_EARLY_SCAN: 'off' };
+    const hook = (event: object, env: NodeJS.ProcessEnv = environment) => {
+      const child = spawnSync(process.execPath, [bin, 'hook'], { cwd: project, env, input: JSON.stringify(event), encoding: 'utf8' });
       if (child.status !== 0 || child.stdout !== '') throw new Error(`rewindable hook exited with ${child.status}: ${child.stderr}${child.stdout}`);
     };
+    const server = async () => {
+      const { servers } = await runningServers(environment);
+      const found = servers.find((candidate) => candidate.target.project === project);
+      if (found === undefined) throw new Error('the project\'s hook server is not running');
+      return found;
+    };
+    /** Waits until the server has run `count` sessions' early first scans in all. */
+    const earlyScansDone = async (count: number) => {
+      const deadline = Date.now() + 300_000;
+      // A server in the middle of a scan may not answer a status request within its bound: it is asked again.
+      const completed = async () => (await runningServers(environment)).servers.find((candidate) => candidate.target.project === project)?.earlyScans?.completed ?? 0;
+      while ((await completed()) < count) {
+        if (Date.now() > deadline) throw new Error(`the hook server did not finish ${count} early first scans`);
+        await sleep(20);
+      }
+    };
+    let earlyScans = 0;
     try {
       context.log(`hooks: generating ${files.toLocaleString('en-US')} files`);
       generateProject(project, files, averageFileBytes, 3);
       // Files of a real project are older than the racy window of a scan (see the capture scenario).
       await sleep(2_100);
-      const editing = new Agent(project);
+      // The prompt and Edit rows: a session that has not scanned (its Edits back up files not tracked yet).
+      const editing = new Agent(project, withoutEarlyScan);
       const shell = new Agent(project);
       // A session that stays in its first turn: every Bash hook timed for it follows its first prompt and first scan only.
       const firstTurn = new Agent(project);
-      hook(editing.prompt('Start'));
-      hook(shell.prompt('Start'));
-      hook(firstTurn.prompt('Start'));
-      context.log('hooks: the first scan of the project in each shell session (one sample each)');
+      hook(editing.prompt('Start'), editing.env);
+
+      // What a session's early first scan costs when the session never runs Bash: the server's CPU and the store's growth.
+      context.log('hooks: the early first scan of two sessions that never run Bash');
+      const earlyCosts: Array<{ cpuMs: number | undefined; storeBytes: number }> = [];
+      for (const quiet of [new Agent(project), new Agent(project)]) {
+        const { pid } = await server();
+        const cpuBefore = cpuMsOf(pid);
+        const storeBefore = treeBytes(store).diskBytes;
+        hook(quiet.prompt('Only talk'));
+        await earlyScansDone(++earlyScans);
+        const cpuAfter = cpuMsOf(pid);
+        earlyCosts.push({ cpuMs: cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined, storeBytes: treeBytes(store).diskBytes - storeBefore });
+      }
+
+      // The worst case: the Bash hook right after the prompt, waiting for the early scan it started.
+      context.log('hooks: the first Bash hook of each shell session right after its first prompt (one sample each)');
       const firstScans: number[] = [];
       for (const agent of [shell, firstTurn]) {
+        hook(agent.prompt('Start'));
         const started = performance.now();
         hook(agent.bash('before', 'first'));
         firstScans.push(performance.now() - started);
         hook(agent.bash('after', 'first'));
+        earlyScans += 1;
       }
       let edited = 0;
       let commands = 0;
@@ -74,9 +111,9 @@ export const hookCost: Scenario = {
           if (child.status !== 0) throw new Error(`node -e 0 exited with ${child.status}`);
         },
       };
-      const prompt: InProcessBenchmark<object> = { samples, prepare: () => editing.prompt('Rename greet to welcome everywhere'), run: hook };
+      const prompt: InProcessBenchmark<object> = { samples, prepare: () => editing.prompt('Rename greet to welcome everywhere'), run: (event) => hook(event, editing.env) };
       // A different file each time: its first backup is the work (a file already tracked costs less).
-      const edit: InProcessBenchmark<object> = { samples, prepare: () => editing.edit(generatedPath(1 + edited++)), run: hook };
+      const edit: InProcessBenchmark<object> = { samples, prepare: () => editing.edit(generatedPath(1 + edited++)), run: (event) => hook(event, editing.env) };
       const bashBefore: InProcessBenchmark<object> = { samples: scanSamples, prepare: () => shell.bash('before', `b${commands++}`), run: hook };
       const bashAfter: InProcessBenchmark<object> = {
         samples: scanSamples,
@@ -99,8 +136,20 @@ export const hookCost: Scenario = {
         },
         run: hook,
       };
+      // The realistic case: a new session's first Bash hook once its prompt's early scan is done (the model's first reply takes seconds).
+      const firstBashAfterScan: InProcessBenchmark<object> = {
+        samples: context.quick ? 2 : 4,
+        prepare: async () => {
+          const agent = new Agent(project);
+          hook(agent.prompt('Start'));
+          await earlyScansDone(++earlyScans);
+          fs.appendFileSync(path.join(project, generatedPath(3 + commands++)), '// changed before the first command\n');
+          return agent.bash('before', 'first');
+        },
+        run: hook,
+      };
       context.log(`hooks: ${samples} runs of node -e 0, prompt and Edit; ${scanSamples} of the Bash hooks`);
-      const timings = await measureSideBySide({ node, prompt, edit, bashBefore, bashAfter, promptScanned, firstTurnBash } as Record<string, InProcessBenchmark<unknown>>, 2);
+      const timings = await measureSideBySide({ node, prompt, edit, bashBefore, bashAfter, promptScanned, firstTurnBash, firstBashAfterScan } as Record<string, InProcessBenchmark<unknown>>, 2);
       const baseline = { name: 'node -e 0', value: timings.node!.medianMs, unit: 'ms' as const, samples: timings.node!.samples };
       const figure = (name: string, key: string) => ({ name, value: timings[key]!.medianMs, unit: 'ms' as const, samples: timings[key]!.samples });
       const at = `${files.toLocaleString('en-US')} files`;
@@ -111,17 +160,32 @@ export const hookCost: Scenario = {
         { label: `${at}: PostToolUse Bash`, rewindable: figure('rewindable hook: a scan and the command\'s record', 'bashAfter'), baseline, target },
         { label: `${at}: PreToolUse Bash, first turn`, rewindable: figure('rewindable hook: a scan in the session\'s first turn', 'firstTurnBash'), baseline, target },
         {
-          label: `${at}: the session's first Bash hook`,
-          rewindable: { name: 'rewindable hook: the first scan, every file backed up', value: median(firstScans), unit: 'ms' as const, samples: firstScans.length },
+          label: `${at}: the session's first Bash hook, its prompt's scan done`,
+          rewindable: figure('rewindable hook: a scan after the early first scan', 'firstBashAfterScan'),
           baseline,
-          note: 'once per session: every file of the project is read and backed up',
+          target,
         },
         {
-          label: `${at}: UserPromptSubmit, after Bash`,
+          label: `${at}: the session's first Bash hook, right after its prompt`,
+          rewindable: { name: 'rewindable hook: waits for the early first scan, every file backed up', value: median(firstScans), unit: 'ms' as const, samples: firstScans.length },
+          baseline,
+          note: 'the worst case, once per session: the first scan, started by the prompt, is still running',
+        },
+        {
+          label: `${at}: UserPromptSubmit, after the first scan`,
           rewindable: figure('rewindable hook: a checkpoint with a scan', 'promptScanned'),
           baseline,
-          note: 'once a session has scanned for a shell command, every checkpoint scans too',
+          // Every prompt after a session's first, by default: the session scanned after its first one.
+          target,
         },
+        ...earlyCosts.flatMap(({ cpuMs, storeBytes }, index): Row[] => {
+          const which = index === 0 ? 'the project\'s first session' : 'a second session of the project';
+          const note = 'the early first scan of a session that never runs Bash, in the hook server, after its prompt is answered';
+          return [
+            ...(cpuMs !== undefined ? [{ label: `${at}: early first scan, ${which}: CPU`, rewindable: { name: 'the hook server\'s CPU time', value: cpuMs, unit: 'ms' as const }, note }] : []),
+            { label: `${at}: early first scan, ${which}: store`, rewindable: { name: 'what the store grew by (disk)', value: storeBytes, unit: 'bytes' as const }, note },
+          ];
+        }),
       ];
       const report: ScenarioReport = {
         id: 'hooks',
@@ -135,8 +199,12 @@ export const hookCost: Scenario = {
           `${samples} samples of node, the prompt and the Edit, ${scanSamples} of each Bash hook, in two blocks alternating between contenders.`,
           'Each hook is the thin client of the project\'s resident hook server (docs/hooks.md), started by the first, untimed, hook call. ' +
             'The server\'s file-watcher journal starts with a session\'s first scan, so no turn is untimed after it: the Bash rows include the first turn\'s hooks. ' +
-            '"PreToolUse Bash, first turn" is a third session that never leaves its first turn (one file appended to before each sample); ' +
-            '"the session\'s first Bash hook" is the first scan of the two shell sessions, once each (in the first, the server also starts).',
+            '"PreToolUse Bash, first turn" is a third session that never leaves its first turn (one file appended to before each sample).',
+          'The server runs a session\'s first scan (every file backed up, its journal started) in the background after the session\'s first prompt is answered ' +
+            '(`REWINDABLE_HOOK_EARLY_SCAN=off` leaves it to the first Bash hook; the prompt and Edit rows use that, so that each Edit backs up a file not tracked yet). ' +
+            '"Its prompt\'s scan done": a new session each sample, its prompt and the wait for its early scan untimed, one file appended to, then its first PreToolUse Bash. ' +
+            '"Right after its prompt": the first PreToolUse Bash of the two shell sessions sent as soon as their prompt is answered, once each. ' +
+            'The early scan\'s cost: two sessions that only send a prompt, the hook server\'s CPU time (/proc/PID/schedstat) and the growth of the store (allocated blocks) from the prompt to the scan\'s end.',
         ],
         rows,
       };
@@ -152,7 +220,11 @@ export const hookCost: Scenario = {
 class Agent {
   private readonly sessionId = randomUUID();
 
-  constructor(private readonly project: string) {}
+  /** `env`: the environment of the session's hooks. */
+  constructor(
+    private readonly project: string,
+    readonly env?: NodeJS.ProcessEnv,
+  ) {}
 
   private base(eventName: string) {
     return { session_id: this.sessionId, transcript_path: `/tmp/${this.sessionId}.jsonl`, cwd: this.project, permission_mode: 'default', hook_event_name: eventName };
@@ -170,5 +242,14 @@ class Agent {
     const command = { command: 'npm run codemod' };
     if (phase === 'before') return { ...this.base('PreToolUse'), tool_name: 'Bash', tool_input: command, tool_use_id: `toolu_${id}` };
     return { ...this.base('PostToolUse'), tool_name: 'Bash', tool_input: command, tool_response: { stdout: '', stderr: '' }, tool_use_id: `toolu_${id}` };
+  }
+}
+
+/** A process's time on a CPU so far, in milliseconds (Linux); undefined elsewhere. */
+function cpuMsOf(pid: number): number | undefined {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return undefined;
   }
 }

@@ -62,3 +62,18 @@ export async function scanAroundShell(opened: HookSession, event: Extract<HookEv
   await recordCommandChanges(session, capture, { ...before, overCap: [], unreadable: [] }, event.command);
   scans.remove(event.toolUseId!);
 }
+
+/**
+ * The session's first scan, taken by a resident server in the background
+ * after the session's first prompt, before any shell command asks for it:
+ * every file in scope is backed up against the current checkpoint and the
+ * server's journal starts, so the first Bash hook examines only what changed
+ * since. Only with a journal (a scan without one would be walked again by
+ * that hook anyway); false when there is none or the session has scanned.
+ */
+export async function scanEarly(opened: HookSession): Promise<boolean> {
+  const { session, journal } = opened;
+  if (journal?.enabled !== true || session.state.lastScanStartedAtNs !== undefined || session.state.latestCheckpoint === undefined) return false;
+  await scanBeforeCommand(session, captureScope(opened), journal);
+  return true;
+}

@@ -60,7 +60,7 @@ async function viaServer(text: string, options: ClientOptions): Promise<HookAnsw
     return undefined;
   }
   const build = buildId();
-  const request = { type: 'event' as const, build, text, lockWaitMs: options.lockWaitMs };
+  const request = { type: 'event' as const, build, text, lockWaitMs: options.lockWaitMs, earlyScan: process.env.REWINDABLE_HOOK_EARLY_SCAN !== 'off' };
   let started = false;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

@@ -12,6 +12,20 @@ import { Turns } from './turns.js';
 /** Seconds a server waits for the next event before it exits. */
 const defaultIdleSeconds = 600;
 
+/** How long a session's early first scan waits for the events before it (it waits for nothing else that long). */
+const earlyScanWaitMs = 60_000;
+
+/**
+ * How much longer than its lock wait an event waits in the queue while a
+ * session's early first scan is queued or running: a first scan of a large
+ * project outlasts the lock wait (20 s by default), and the event would be
+ * refused for it. Below the client's own bound on an event (lock wait + 120 s).
+ */
+const earlyScanGraceMs = 100_000;
+
+/** How long a session's early first scan waits for another process to let go of the session before it leaves the scan to the first Bash hook. */
+const earlyScanLockWaitMs = 1_000;
+
 /** A request line larger than this is refused (a Write's content is in its hook input). */
 const maximumRequestBytes = 256 * 1024 * 1024;
 
@@ -38,6 +52,9 @@ export async function runHookServer(args: string[]): Promise<void> {
   const turns = new Turns();
   let busy = 0;
   let events = 0;
+  /** Sessions' first scans run ahead of their first Bash hook (`completed`), for `rewindable hooks status`. */
+  const earlyScans = { completed: 0 };
+  let earlyScansPending = 0;
   let lastEventEnded = Date.now();
   let stopping = false;
   let idleTimer: NodeJS.Timeout | undefined;
@@ -67,7 +84,10 @@ export async function runHookServer(args: string[]): Promise<void> {
         return;
       }
       void respond(request).then(
-        (reply) => socket.end(`${JSON.stringify(reply)}\n`),
+        (reply) => {
+          socket.end(`${JSON.stringify(reply)}\n`);
+          startEarlyScans();
+        },
         () => socket.destroy(),
       );
     });
@@ -87,8 +107,14 @@ export async function runHookServer(args: string[]): Promise<void> {
     busy += 1;
     clearTimeout(idleTimer);
     const options = { storeDir: target.storeDir, project: target.project, extraRoots: target.extraRoots, lockWaitMs: request.lockWaitMs };
+    const earlyScan = request.earlyScan !== false;
+    // Behind a session's early first scan an event waits for its end, up to `earlyScanGraceMs` more than its lock wait.
     const run: HookRunner = (event, given) =>
-      turns.run(given.lockWaitMs, (leftMs) => sessions.run(event, { ...given, lockWaitMs: leftMs }), () => lockedByEarlierEvent(rewindableSessionIdOf(event.sessionId)));
+      turns.run(
+        given.lockWaitMs + (earlyScansPending > 0 ? earlyScanGraceMs : 0),
+        (leftMs) => sessions.run(event, { ...given, lockWaitMs: Math.min(leftMs, given.lockWaitMs) }, earlyScan),
+        () => lockedByEarlierEvent(rewindableSessionIdOf(event.sessionId)),
+      );
     try {
       return { type: 'answer', answer: (await answerHookText(request.text, options, run)) satisfies HookAnswer };
     } finally {
@@ -100,7 +126,39 @@ export async function runHookServer(args: string[]): Promise<void> {
   }
 
   function status(): ServerStatus {
-    return { type: 'status', pid: process.pid, build, target, startedAt, idleMs: busy > 0 ? 0 : Date.now() - lastEventEnded, events };
+    return { type: 'status', pid: process.pid, build, target, startedAt, idleMs: busy > 0 ? 0 : Date.now() - lastEventEnded, events, earlyScans };
+  }
+
+  /**
+   * The first scan of each session whose first prompt was just answered, in
+   * a turn of its own after it (see `ResidentSessions.scanEarly`): started
+   * once the answer is on its way, so the prompt does not wait for it. An
+   * event that comes meanwhile waits for the scan's end in its turn, within
+   * its lock wait plus `earlyScanGraceMs`.
+   */
+  function startEarlyScans(): void {
+    for (const { sessionId, options } of sessions.takeEarlyScans()) {
+      if (stopping) return;
+      busy += 1;
+      earlyScansPending += 1;
+      clearTimeout(idleTimer);
+      // The lock is not waited for long: a session another process holds gets its first scan from its first Bash hook.
+      const scan = turns.run(
+        earlyScanWaitMs,
+        () => new Promise<void>((resolve) => setImmediate(resolve)).then(() => (stopping ? false : sessions.scanEarly(sessionId, { ...options, lockWaitMs: Math.min(options.lockWaitMs, earlyScanLockWaitMs) }))),
+        () => new Error('earlier events outlasted the wait'),
+      );
+      void scan
+        .then((scanned) => {
+          if (scanned) earlyScans.completed += 1;
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          busy -= 1;
+          earlyScansPending -= 1;
+          armIdleTimer();
+        });
+    }
   }
 
   function armIdleTimer(): void {

@@ -28,8 +28,14 @@ interface Resident {
 export class ResidentSessions {
   private readonly residents = new Map<string, Resident>();
 
-  /** The `HookRunner` of a server: the event's work in its kept session, answered once it is durable. */
-  readonly run = async (event: HandledEvent, options: RunHookOptions): Promise<HookAnswer> => {
+  /** Sessions whose first prompt was just checkpointed, with the options of that event: their first scan is due (see `scanEarly`). */
+  private readonly earlyScansDue = new Map<string, RunHookOptions>();
+
+  /**
+   * The `HookRunner` of a server: the event's work in its kept session, answered once it is durable.
+   * With `earlyScan`, a prompt that leaves its session without a scan marks the session's first scan due.
+   */
+  async run(event: HandledEvent, options: RunHookOptions, earlyScan = false): Promise<HookAnswer> {
     const sessionId = rewindableSessionIdOf(event.sessionId);
     const opened = await this.acquire(sessionId, options);
     try {
@@ -41,9 +47,47 @@ export class ResidentSessions {
     }
     const resident = this.residents.get(sessionId)!;
     resident.seen = identityOf(opened);
+    if (earlyScan && event.kind === 'prompt' && opened.session.state.lastScanStartedAtNs === undefined && opened.journal?.enabled === true) {
+      this.earlyScansDue.set(sessionId, options);
+    }
     await opened.session.unlock();
     return proceed;
-  };
+  }
+
+  /** The sessions whose first scan is due, taken: the server runs each in a turn of its own once the prompt is answered. */
+  takeEarlyScans(): Array<{ sessionId: string; options: RunHookOptions }> {
+    const due = [...this.earlyScansDue].map(([sessionId, options]) => ({ sessionId, options }));
+    this.earlyScansDue.clear();
+    return due;
+  }
+
+  /**
+   * The session's first scan, ahead of its first shell command (see
+   * `scanEarly`), under the lock as an event's work is. Nothing is answered to
+   * anyone: when the session is locked by another process, or the scan fails,
+   * it is left to the first Bash hook, as without it. A server killed in the
+   * middle leaves at most blobs no record names (the scan appends its records
+   * once, at its end); the next hook opens the session from disk, finds no
+   * scan, and scans again.
+   */
+  async scanEarly(sessionId: string, options: RunHookOptions): Promise<boolean> {
+    let opened: HookSession;
+    try {
+      opened = await this.acquire(sessionId, options);
+    } catch {
+      return false;
+    }
+    let scanned: boolean;
+    try {
+      scanned = await (await import('../shell-hook.js')).scanEarly(opened);
+    } catch {
+      await this.drop(sessionId);
+      return false;
+    }
+    this.residents.get(sessionId)!.seen = identityOf(opened);
+    await opened.session.unlock();
+    return scanned;
+  }
 
   get size(): number {
     return this.residents.size;

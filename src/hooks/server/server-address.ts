@@ -74,7 +74,11 @@ export function buildId(): string {
 }
 
 /** One request on a server's socket, a line of JSON; each connection carries one request and its reply. */
-export type ServerRequest = { type: 'event'; build: string; text: string; lockWaitMs: number } | { type: 'status' } | { type: 'stop' };
+export type ServerRequest =
+  /** `earlyScan: false` (`REWINDABLE_HOOK_EARLY_SCAN=off`): a session's first scan waits for its first Bash hook. */
+  | { type: 'event'; build: string; text: string; lockWaitMs: number; earlyScan?: boolean }
+  | { type: 'status' }
+  | { type: 'stop' };
 
 export interface ServerStatus {
   type: 'status';
@@ -85,6 +89,8 @@ export interface ServerStatus {
   /** Milliseconds since the last event ended (0 while one is handled). */
   idleMs: number;
   events: number;
+  /** Sessions' first scans run after their first prompt, ahead of their first Bash hook. */
+  earlyScans?: { completed: number };
 }
 
 /** What a server answers: the hook's answer, a request to start a server of this build instead, its status, or that it stops. */

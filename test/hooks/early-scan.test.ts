@@ -1,0 +1,228 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runningServers } from '../../src/hooks/server/running-servers.js';
+import { buildCli, runCli, type BuiltCli } from '../cli/helpers/built-cli.js';
+import { tempProject, type TempProject } from '../helpers/temp-project.js';
+import { agentSession, events, hookEnvironment, rewindable, runHook, shell, type AgentSession } from './helpers/hook-runner.js';
+
+let cli: BuiltCli;
+beforeAll(async () => {
+  cli = await buildCli();
+});
+afterAll(async () => {
+  if (cli === undefined) return;
+  await runCli(cli, ['hooks', 'stop', '--all'], { env: hookEnvironment(cli, cli.home) });
+  cli.remove();
+});
+
+const ok = { code: 0, stdout: '', stderr: '' };
+const off = { REWINDABLE_HOOK_EARLY_SCAN: 'off' };
+
+interface LogRecord {
+  type: string;
+  created?: string[];
+  modified?: string[];
+  deleted?: string[];
+  /** A scan's backups: [stored path, sha256, size, mode, stat signature]. */
+  files?: Array<[string, ...unknown[]]>;
+}
+
+/** The session's log, record by record, as the store has it on disk. */
+function logOf(project: TempProject, sessionId: string): LogRecord[] {
+  const projects = path.join(project.store, 'projects');
+  for (const key of fs.readdirSync(projects)) {
+    const file = path.join(projects, key, `${sessionId}.jsonl`);
+    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as LogRecord);
+  }
+  return [];
+}
+
+/** The command records of the session: what each Bash call created, modified and deleted. */
+function commandsOf(project: TempProject, sessionId: string): Array<Pick<LogRecord, 'created' | 'modified' | 'deleted'>> {
+  return logOf(project, sessionId)
+    .filter((record) => record.type === 'capture')
+    .map(({ created, modified, deleted }) => ({ created, modified, deleted }));
+}
+
+/** The paths the session's scans backed up because they were there: the first scan's work. */
+function scanBackedUp(project: TempProject, sessionId: string): string[] {
+  return logOf(project, sessionId)
+    .filter((record) => record.type === 'scan-backups')
+    .flatMap((record) => (record.files ?? []).map(([file]) => file))
+    .sort();
+}
+
+/** Whether the session's lock file is there: someone holds the session. */
+function lockHeld(project: TempProject, sessionId: string): boolean {
+  const projects = path.join(project.store, 'projects');
+  return fs.existsSync(projects) && fs.readdirSync(projects).some((key) => fs.existsSync(path.join(projects, key, `${sessionId}.lock`)));
+}
+
+async function serverOf(project: TempProject, env: Record<string, string> = {}) {
+  const { servers } = await runningServers(hookEnvironment(cli, project.store, env));
+  return servers.find((server) => server.target.project === project.root);
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function firstScanDone(project: TempProject, count = 1): Promise<void> {
+  await until(async () => ((await serverOf(project))?.earlyScans?.completed ?? 0) >= count, 'the early first scan is done');
+}
+
+async function bash(project: TempProject, agent: AgentSession, command: string, env: Record<string, string> = {}): Promise<void> {
+  const input = { command };
+  const pre = events.preTool(agent, 'Bash', input);
+  expect(await runHook(cli, project.store, pre, [], env)).toEqual(ok);
+  await shell(project.root, command);
+  expect(await runHook(cli, project.store, events.postTool(agent, 'Bash', input, pre.tool_use_id), [], env)).toEqual(ok);
+}
+
+function seed(project: TempProject): void {
+  for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'sub/e.txt', 'sub/f.txt']) project.write(name, `${name} v1\n`);
+}
+
+/**
+ * One first turn: the prompt, then what happens before the model's first
+ * Bash call (the user changes files, an Edit), then the command. `wait`
+ * runs between the prompt and the rest.
+ */
+async function firstTurn(project: TempProject, agent: AgentSession, env: Record<string, string>, wait: () => Promise<void>): Promise<void> {
+  expect(await runHook(cli, project.store, events.prompt(agent, 'First turn'), [], env)).toEqual(ok);
+  await wait();
+  // Between the prompt and the first Bash call: the user edits, creates and deletes; the model edits with Edit.
+  project.write('a.txt', 'a.txt changed by the user\n');
+  project.write('new.txt', 'new by the user\n');
+  fs.rmSync(project.file('c.txt'));
+  expect(await runHook(cli, project.store, events.preTool(agent, 'Edit', { file_path: project.file('b.txt'), old_string: 'v1', new_string: 'v2' }), [], env)).toEqual(ok);
+  project.write('b.txt', 'b.txt v2\n');
+  await bash(project, agent, "sed -i 's/v1/v9/' d.txt && rm sub/e.txt && echo made > made.txt && echo more >> a.txt && mv new.txt moved.txt", env);
+}
+
+describe('the session\'s first scan, run by the hook server after the first prompt', () => {
+  it('runs in the background after the first prompt: the first Bash hook records what a full scan records then', async () => {
+    const early = tempProject();
+    const late = tempProject();
+    seed(early);
+    seed(late);
+    const earlyAgent = agentSession(early.root);
+    const lateAgent = agentSession(late.root);
+    const promptTime = early.snapshot();
+
+    await firstTurn(early, earlyAgent, {}, async () => {
+      await firstScanDone(early);
+      // The prompt's answer did not wait for it, and the scan backed up every file then.
+      expect(scanBackedUp(early, earlyAgent.sessionId)).toEqual(['a.txt', 'b.txt', 'c.txt', 'd.txt', 'sub/e.txt', 'sub/f.txt']);
+    });
+    await firstTurn(late, lateAgent, off, async () => {
+      expect(scanBackedUp(late, lateAgent.sessionId)).toEqual([]);
+    });
+    expect((await serverOf(late, off))?.earlyScans?.completed).toBe(0);
+
+    // The command's record, from the scan before it: the same with the early scan as with the full scan at the Bash hook.
+    const expected = { created: ['made.txt', 'moved.txt'], modified: ['a.txt', 'd.txt'], deleted: ['new.txt', 'sub/e.txt'] };
+    expect(commandsOf(late, lateAgent.sessionId)).toEqual([expected]);
+    expect(commandsOf(early, earlyAgent.sessionId)).toEqual([expected]);
+    expect(early.snapshot()).toEqual(late.snapshot());
+
+    // A rewind to the prompt: with the early scan, the tree as it was at the prompt, byte for byte (what the user
+    // changed before the Bash call was backed up as it was at the prompt; the file they created goes).
+    const [first] = JSON.parse((await rewindable(cli, early.store, ['checkpoints', earlyAgent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string }>;
+    const rewound = await rewindable(cli, early.store, ['rewind', earlyAgent.sessionId, first!.id, '--yes']);
+    expect(rewound.stderr).toBe('');
+    expect(rewound.code).toBe(0);
+    expect(early.snapshot()).toEqual(promptTime);
+  });
+
+  it('a Bash hook right after the prompt waits for the scan in progress, and sees every change made during it', async () => {
+    const early = tempProject();
+    const late = tempProject();
+    for (const project of [early, late]) {
+      seed(project);
+      for (let index = 0; index < 1500; index++) project.write(`tree/${index % 15}/file-${index}.txt`, `content ${index}\n`.repeat(10));
+    }
+    const earlyAgent = agentSession(early.root);
+    const lateAgent = agentSession(late.root);
+    // Whatever the scan had walked when the user's changes came: the same record as the full scan at the Bash hook.
+    await firstTurn(early, earlyAgent, {}, async () => undefined);
+    await firstTurn(late, lateAgent, off, async () => undefined);
+    const expected = { created: ['made.txt', 'moved.txt'], modified: ['a.txt', 'd.txt'], deleted: ['new.txt', 'sub/e.txt'] };
+    expect(commandsOf(early, earlyAgent.sessionId)).toEqual([expected]);
+    expect(commandsOf(late, lateAgent.sessionId)).toEqual([expected]);
+    expect((await serverOf(early))?.earlyScans?.completed).toBe(1);
+
+    // The next turn's rewind target is exact in both.
+    for (const [project, agent, env] of [[early, earlyAgent, {}], [late, lateAgent, off]] as const) {
+      expect(await runHook(cli, project.store, events.prompt(agent, 'Second turn'), [], env)).toEqual(ok);
+      const second = project.snapshot();
+      await bash(project, agent, 'rm -r tree/3 && echo x >> tree/4/file-4.txt && echo y > sub/f.txt', env);
+      const checkpoints = JSON.parse((await rewindable(cli, project.store, ['checkpoints', agent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string; prompt?: string }>;
+      const target = checkpoints.find((checkpoint) => checkpoint.prompt === 'Second turn')!;
+      expect((await rewindable(cli, project.store, ['rewind', agent.sessionId, target.id, '--yes'])).code).toBe(0);
+      expect(project.snapshot()).toEqual(second);
+    }
+  });
+
+  it('an Edit hook that comes during the scan waits for it beyond its lock wait, is answered, and the scan still covers the rest', async () => {
+    const project = tempProject();
+    seed(project);
+    for (let index = 0; index < 3000; index++) project.write(`tree/${index % 30}/file-${index}.txt`, `content ${index}\n`.repeat(10));
+    const agent = agentSession(project.root);
+    const initial = project.snapshot();
+    expect(await runHook(cli, project.store, events.prompt(agent, 'Edit at once'))).toEqual(ok);
+    // The prompt was answered: the session's lock is the scan's now. An Edit that may not wait for a lock at all still waits for the scan.
+    await until(() => lockHeld(project, agent.sessionId), 'the early scan holds the session');
+    const edit = events.preTool(agent, 'Edit', { file_path: project.file('tree/0/file-0.txt'), old_string: 'content', new_string: 'changed' });
+    expect(await runHook(cli, project.store, edit, ['--lock-wait', '0'])).toEqual(ok);
+    project.write('tree/0/file-0.txt', 'changed\n');
+    await firstScanDone(project);
+    await bash(project, agent, 'rm -r tree/1 && echo new > made.txt');
+    const [first] = JSON.parse((await rewindable(cli, project.store, ['checkpoints', agent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string }>;
+    expect((await rewindable(cli, project.store, ['rewind', agent.sessionId, first!.id, '--yes'])).code).toBe(0);
+    expect(project.snapshot()).toEqual(initial);
+  });
+
+  it('a server killed in the middle of the scan: the next hook scans again, trusts nothing half-recorded, and a rewind restores every file', async () => {
+    const project = tempProject();
+    for (let index = 0; index < 3000; index++) project.write(`tree/${index % 30}/file-${index}.txt`, `content ${index}\n`.repeat(20));
+    const agent = agentSession(project.root);
+    const initial = project.snapshot();
+    expect(await runHook(cli, project.store, events.prompt(agent, 'Scan then die'))).toEqual(ok);
+    const server = await serverOf(project);
+    // The prompt was answered; the scan holds the session while it runs: the server is killed then.
+    await until(() => lockHeld(project, agent.sessionId), 'the early scan holds the session');
+    process.kill(server!.pid, 'SIGKILL');
+    await until(async () => (await serverOf(project)) === undefined, 'the killed server is gone');
+
+    await bash(project, agent, 'rm -r tree/1 && echo new > made.txt && echo more >> tree/2/file-2.txt');
+    const next = await serverOf(project);
+    expect(next!.pid).not.toBe(server!.pid);
+    const removed = Array.from({ length: 100 }, (_, index) => `tree/1/file-${1 + index * 30}.txt`).sort();
+    expect(commandsOf(project, agent.sessionId)).toEqual([{ created: ['made.txt'], modified: ['tree/2/file-2.txt'], deleted: removed }]);
+    // Every file backed up once, by one scan or the other: none twice, none missing.
+    const backedUp = scanBackedUp(project, agent.sessionId);
+    expect(new Set(backedUp).size).toBe(backedUp.length);
+    expect(backedUp).toHaveLength(3000);
+
+    const [first] = JSON.parse((await rewindable(cli, project.store, ['checkpoints', agent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string }>;
+    expect((await rewindable(cli, project.store, ['rewind', agent.sessionId, first!.id, '--yes'])).code).toBe(0);
+    expect(project.snapshot()).toEqual(initial);
+  });
+
+  it('REWINDABLE_HOOK_EARLY_SCAN=off: a session that never runs Bash backs up nothing but what its tools change', async () => {
+    const project = tempProject();
+    seed(project);
+    const agent = agentSession(project.root);
+    expect(await runHook(cli, project.store, events.prompt(agent, 'Only edits'), [], off)).toEqual(ok);
+    expect(await runHook(cli, project.store, events.preTool(agent, 'Edit', { file_path: project.file('a.txt'), old_string: 'v1', new_string: 'v2' }), [], off)).toEqual(ok);
+    expect(await runHook(cli, project.store, events.prompt(agent, 'Next'), [], off)).toEqual(ok);
+    expect(scanBackedUp(project, agent.sessionId)).toEqual([]);
+    expect((await serverOf(project, off))?.earlyScans?.completed).toBe(0);
+  });
+});
