@@ -37,8 +37,8 @@ function statusKiB(field: 'VmRSS' | 'VmHWM'): number {
 
 const send = (message: object) => new Promise<void>((resolve, reject) => process.send!(message, (error: Error | null) => (error ? reject(error) : resolve())));
 
-// `journal` is an option of the capture scope; a library without it ignores the key and every scan is full.
-const capture = mode === 'journal' ? ({ journal: true } as Parameters<typeof CheckpointManager.open>[0]['capture']) : true;
+// The journal is on by default (Linux): the full-scan contender turns it off. A library without the option ignores the key.
+const capture = { journal: mode === 'journal' } as Parameters<typeof CheckpointManager.open>[0]['capture'];
 const manager = await CheckpointManager.open({ cwd: cwd!, storeDir: storeDir!, durability: 'none', capture });
 
 let queue = Promise.resolve();

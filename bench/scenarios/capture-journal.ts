@@ -251,7 +251,7 @@ async function runOnTree(context: ScenarioContext, tree: Tree, largest: boolean)
         title: `Capture journal vs full scan vs shadow git: ${tree.label}`,
         method: [
           `The tree: ${tree.describe}; ${gitFiles.toLocaleString('en-US')} files in scope, ${(size.bytes / 1e6).toFixed(0)} MB; ${tree.origin}.`,
-          "Contenders on the same tree: rewindable with `capture: { journal: true }`, rewindable with `capture: true` (every checkpoint scans the scope: the journal's fallback), both durability 'none' and each in a process of its own " +
+          "Contenders on the same tree: rewindable with `capture: { journal: true }`, rewindable with `capture: { journal: false }` (every checkpoint scans the scope: the journal's fallback), both durability 'none' and each in a process of its own " +
             '(bench/children/capture-journal-session.ts, run by tsx, the library built by tsup), and a shadow git repository (GIT_DIR outside the project).',
           `First scan: one round, in the order git, full, journal. Then ${turns} turns, each modifying ${modifiedPerTurn} files (one line), creating one beside them and deleting one, and timing each contender's checkpoint, the order rotating; ` +
             'the run checks that every scan reports exactly those changes, and counts journaled checkpoints that fell back to a full scan (with the reason the library gave).',

@@ -113,7 +113,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
           firstScan.git.push(await stopwatch(() => (first = git.checkpoint('first'))));
           sessions.git = { root: roots.git, git, first, latest: first };
         } else {
-          const manager = await CheckpointManager.open({ cwd: roots[contender], storeDir: path.join(directory, `store-${contender}`), durability: contender, capture: true });
+          const manager = await CheckpointManager.open({ cwd: roots[contender], storeDir: path.join(directory, `store-${contender}`), durability: contender, capture: { journal: false } });
           let first = '';
           firstScan[contender].push(await stopwatch(async () => (first = await manager.checkpoint())));
           sessions[contender] = { root: roots[contender], manager, first, latest: first };
@@ -261,7 +261,7 @@ async function runOnTree(context: ScenarioContext, spec: TreeSpec): Promise<Scen
       title: `Capture scope vs shadow git: ${spec.label}`,
       method: [
         `The tree: ${spec.describe}; ${original.size.toLocaleString('en-US')} files, ${(size.bytes / 1e6).toFixed(0)} MB; ${gitFiles.toLocaleString('en-US')} of them in scope (both tools agree on the count).`,
-        "Contenders, each on its own identical copy: rewindable with `capture: true` (defaults: `.gitignore` honoured, `.git` and `node_modules` left out) and durability 'none' or 'full', and a shadow git repository (GIT_DIR outside the project, automatic gc off). " +
+        "Contenders, each on its own identical copy: rewindable with `capture: { journal: false }` (every checkpoint scans the scope; the journal has a scenario of its own; defaults otherwise: `.gitignore` honoured, `.git` and `node_modules` left out) and durability 'none' or 'full', and a shadow git repository (GIT_DIR outside the project, automatic gc off). " +
           `The copies are ${settleMs / 1000} s old before the first scan, as files of a real project are (a file changed just before it is read is read again at the next scan, by git and by rewindable: the racy-timestamp rule).`,
         `First scan: a fresh store or repository every round, ${spec.firstScanRounds} rounds, the order rotating. Timed: the first \`checkpoint()\` (scan, read, hash, compress and store everything) against the first \`git add -A\` + \`git commit\`.`,
         `Incremental: ${turns} turns, each modifying ${modifiedPerTurn} files (one line), creating one file in a new directory and deleting one, then timing each contender's checkpoint right away; ` +

@@ -28,12 +28,20 @@ async function started(options: { capture?: object } = {}): Promise<{ project: T
 }
 
 describe('capture journal: when it falls back to the full scan', () => {
-  it('says journal-off without the option', async () => {
+  it('says journal-off with journal: false; by default (Linux) the checkpoint after the first uses the journal', async () => {
     const project = tempProject();
     project.write('a.txt', 'a\n');
-    const manager = await project.open({ capture: true });
-    await manager.checkpoint(newId());
-    expect(manager.lastScan).toMatchObject({ via: 'full', fullScanReason: 'journal-off' });
+    const off = await project.open({ capture: { journal: false } });
+    await off.checkpoint(newId());
+    expect(off.lastScan).toMatchObject({ via: 'full', fullScanReason: 'journal-off' });
+    await off.close();
+
+    const byDefault = await project.open({ capture: true });
+    await byDefault.checkpoint(newId());
+    expect(byDefault.lastScan?.via).toBe('full');
+    project.write('a.txt', 'a2\n');
+    await byDefault.checkpoint(newId());
+    expect(byDefault.lastScan).toMatchObject({ via: 'journal', modified: [project.file('a.txt')] });
   });
 
   it('takes the full scan after more events than the bound (the kernel queue may have overflowed), then uses the journal again', async () => {

@@ -7,6 +7,7 @@ import { appendCommandRecord, recordCommandChanges } from '../capture-command.js
 import type { ResolvedCapture } from '../capture-options.js';
 import { addCheckpointChanges, checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
 import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from '../scope-index.js';
+import type { SkippedSpecialFile } from '../walk-scope.js';
 import { trackNewFiles, type NewFiles } from '../track-new-files.js';
 import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
 import type { FullScanReason, JournalChanges, ScopeJournal } from './scope-journal.js';
@@ -26,6 +27,8 @@ interface JournalState {
   trackedSeen: number;
   /** Files in scope the scans could not back up (over the cap, unreadable), by absolute path. */
   leftOut: Map<string, { size: number } | 'unreadable'>;
+  /** FIFOs, sockets and devices in scope, by absolute path: reported by every scan, as a full scan finds them all. */
+  skipped: Map<string, SkippedSpecialFile>;
   /** The scope's ignored files, absolute, as the report gives them (rebuilt only when they change). */
   ignored: string[];
   excludePatterns: string[];
@@ -69,7 +72,7 @@ async function fullCheckpoint(session: Session, id: string, capture: ResolvedCap
 }
 
 /** After a full scan that watched each directory before listing it: the journal stands for the scope from here on. */
-function startJournal(session: Session, journal: ScopeJournal, index: ScopeIndex, report: Pick<ScanReport, 'overCap' | 'unreadable' | 'ignored' | 'excludePatterns'>): boolean {
+function startJournal(session: Session, journal: ScopeJournal, index: ScopeIndex, report: Pick<ScanReport, 'overCap' | 'unreadable' | 'ignored' | 'excludePatterns' | 'skipped'>): boolean {
   const directories = index.walk.directories;
   if (directories === undefined) {
     journal.becomeUncertain('include-globs');
@@ -84,7 +87,7 @@ function startJournal(session: Session, journal: ScopeJournal, index: ScopeIndex
 }
 
 /** Everything the journal keeps, from a full scan's index and report (the one pass over the scope). */
-function stateAfterFullScan(session: Session, index: ScopeIndex, report: Pick<ScanReport, 'overCap' | 'unreadable' | 'ignored' | 'excludePatterns'>): JournalState {
+function stateAfterFullScan(session: Session, index: ScopeIndex, report: Pick<ScanReport, 'overCap' | 'unreadable' | 'ignored' | 'excludePatterns' | 'skipped'>): JournalState {
   const prefix = `${session.root}/`;
   const unclean = new Set<string>();
   for (const [absolute, file] of index.files) if (!file.clean) unclean.add(absolute.slice(prefix.length));
@@ -100,7 +103,13 @@ function stateAfterFullScan(session: Session, index: ScopeIndex, report: Pick<Sc
   const leftOut: JournalState['leftOut'] = new Map();
   for (const entry of report.overCap) leftOut.set(entry.path, { size: entry.size });
   for (const file of report.unreadable) leftOut.set(file, 'unreadable');
-  return { index, unclean, outside, tracked, trackedSeen, leftOut, ignored: report.ignored, excludePatterns: report.excludePatterns };
+  const skipped = new Map((report.skipped ?? []).map((special) => [special.path, special]));
+  return { index, unclean, outside, tracked, trackedSeen, leftOut, skipped, ignored: report.ignored, excludePatterns: report.excludePatterns };
+}
+
+/** The special files in scope, in path order, as a full scan lists them. */
+function skippedOf(state: JournalState): SkippedSpecialFile[] {
+  return [...state.skipped.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
 /** What a journaled scan found, before the scan index is brought up to date (see `keepJournaledScan`). */
@@ -135,6 +144,8 @@ async function journaledScan(
   const fresh = await trackNewFiles(session, walk.entries, { previous: previousScan(session), rules, ...turn, maxFileBytes: capture.maxFileBytes, batch });
   for (const entry of walk.entries) state.leftOut.delete(entry.path);
   for (const removed of walk.removed) state.leftOut.delete(removed);
+  for (const path of [...walk.entries.map((entry) => entry.path), ...walk.removed]) state.skipped.delete(path);
+  for (const special of walk.skipped) state.skipped.set(special.path, special);
   for (const entry of fresh.overCap) state.leftOut.set(entry.path, { size: entry.size });
   for (const file of fresh.unreadable) state.leftOut.set(file, 'unreadable');
   if (walk.ignoredChanged) state.ignored = [...index.walk.ignored].map((relative) => fromStoredPath(relative, session.root));
@@ -184,7 +195,7 @@ async function journaledCheckpoint(session: Session, id: string, capture: Resolv
     overCap: [],
     unreadable: [],
     excludePatterns: [...state.excludePatterns],
-    ...(walk.skipped.length > 0 ? { skipped: walk.skipped } : {}),
+    ...(state.skipped.size > 0 ? { skipped: skippedOf(state) } : {}),
     via: 'journal',
   };
   for (const [file, left] of state.leftOut) {
@@ -239,7 +250,7 @@ async function fullScanBeforeCommand(session: Session, capture: ResolvedCapture,
   const index: ScopeIndex = { files, walk: walk.reusable };
   keepScopeIndex(session, index);
   const ignored = walk.ignored.map((relative) => fromStoredPath(relative, session.root));
-  if (!startJournal(session, journal, index, { overCap: snapshot.overCap, unreadable: snapshot.unreadable, ignored, excludePatterns: walk.excludePatterns })) return { via: 'full', snapshot };
+  if (!startJournal(session, journal, index, { overCap: snapshot.overCap, unreadable: snapshot.unreadable, ignored, excludePatterns: walk.excludePatterns, skipped: snapshot.skipped })) return { via: 'full', snapshot };
   return { via: 'journal', index };
 }
 
@@ -276,6 +287,7 @@ export async function recordCommandChangesWithJournal(
       if (left === 'unreadable') changes.unreadable.push(file);
       else changes.overCap.push({ path: file, size: left.size });
     }
+    if (state!.skipped.size > 0) changes.skipped = skippedOf(state!);
     record = { startedAtNs: scan.startedAtNs, rules: scan.rules, leftOut: scan.leftOut };
   } else {
     // The journal lost track during the command: a full scan, compared with the stats the index kept from before it.
@@ -288,6 +300,7 @@ export async function recordCommandChangesWithJournal(
       else if (!sameStatKey(previous.key, statKeyOf(entry.stat))) changes.modified.push(entry.path);
     }
     for (const file of index.files.keys()) if (!after.signatures.has(file)) changes.deleted.push(file);
+    if (after.skipped !== undefined && after.skipped.length > 0) changes.skipped = [...after.skipped].sort((a, b) => (a.path < b.path ? -1 : 1));
     record = { startedAtNs: after.startedAtNs, rules: after.rules, leftOut: after.leftOut };
   }
   for (const list of [changes.created, changes.modified, changes.deleted]) list.sort();
