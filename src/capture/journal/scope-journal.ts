@@ -8,7 +8,7 @@ import { lstatIfPresent } from '../walk-scope.js';
  * journal: the journal is off, still starting, or could have missed a change.
  */
 export type FullScanReason =
-  /** The `capture.journal` option is off (the default). */
+  /** The `capture.journal` option is off (`journal: false`, or a platform other than Linux). */
   | 'journal-off'
   /** The watchers were not all in place before the previous scan: nothing proves what happened meanwhile. */
   | 'journal-starting'
@@ -22,7 +22,7 @@ export type FullScanReason =
   | 'directory-moved'
   /** A `.gitignore`, `.git/info/exclude` or the scope's options changed: every verdict must be made again. */
   | 'rules-changed'
-  /** The kernel refused another watch (`fs.inotify.max_user_watches`): the journal stays off for this manager. */
+  /** The kernel refused another watch, or the journal reached half of `fs.inotify.max_user_watches`: it stays off for this manager. */
   | 'watch-limit'
   /** A directory in scope is on another filesystem (a mount point), which the journal does not follow. */
   | 'mount-in-scope'
@@ -58,6 +58,24 @@ export interface ScopeJournalOptions {
 }
 
 /** Bounds the tests lower to force a fallback without creating thousands of events. Not part of the public API. */
+let watchLimit: number | undefined;
+
+/**
+ * The most watches one journal takes: half the per-user limit. It is on by
+ * default, and the user's editor and other tools need watches of their own;
+ * taking every one left would make theirs fail.
+ */
+function ownWatchLimit(): number {
+  if (watchLimit === undefined) {
+    try {
+      watchLimit = Math.floor(Number(fs.readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8')) / 2) || Infinity;
+    } catch {
+      watchLimit = Infinity; // unknown: the kernel's own refusal still stops the journal
+    }
+  }
+  return watchLimit;
+}
+
 export const journalTestHooks: { eventBound?: number; stallBoundMs?: number; maxWatches?: number } = {};
 
 /** Filesystems (`statfs` types) whose changes may come from elsewhere, without an event here. */
@@ -276,7 +294,7 @@ export class ScopeJournal {
     }
     const absolute = this.absoluteOf(directory);
     try {
-      if (journalTestHooks.maxWatches !== undefined && this.watchers.size >= journalTestHooks.maxWatches) {
+      if (this.watchers.size >= (journalTestHooks.maxWatches ?? ownWatchLimit())) {
         throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' });
       }
       const watcher = fs.watch(absolute, { persistent: false }, (type, name) => this.onEvent(directory, type, name));
