@@ -27,8 +27,7 @@ export interface CaptureOptions {
    * in scope (Linux), so that a checkpoint examines only those paths instead
    * of the whole scope. Anything that could make it miss a change falls back
    * to the full scan (`lastScan.fullScanReason` says why): see docs/capture-journal.md.
-   * `false` scans the whole scope at every checkpoint.
-   * @default true on Linux, false elsewhere
+   * @default false
    */
   journal?: boolean;
 }
@@ -82,7 +81,7 @@ export function resolveCapture(options: CaptureOptions | boolean | undefined, ro
     exclude: [...defaultExcludes, ...(parsed.data.exclude ?? [])],
     gitignore: parsed.data.gitignore ?? true,
     maxFileBytes: parsed.data.maxFileBytes ?? 10 * 1024 * 1024,
-    journal: parsed.data.journal ?? process.platform === 'linux',
+    journal: parsed.data.journal ?? false,
     // By path, not as a glob: a store named `store (v2)` or `[cache]` would not match itself as a glob.
     storeDirectory: storeDirectory !== undefined && isInside(storeDirectory, root) ? path.relative(root, storeDirectory).split(path.sep).join('/') : undefined,
   };

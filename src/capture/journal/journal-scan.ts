@@ -7,7 +7,7 @@ import { appendCommandRecord, recordCommandChanges } from '../capture-command.js
 import type { ResolvedCapture } from '../capture-options.js';
 import { addCheckpointChanges, checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
 import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from '../scope-index.js';
-import type { SkippedSpecialFile } from '../walk-scope.js';
+import { lstatIfPresent, type SkippedSpecialFile } from '../walk-scope.js';
 import { trackNewFiles, type NewFiles } from '../track-new-files.js';
 import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
 import type { FullScanReason, JournalChanges, ScopeJournal } from './scope-journal.js';
@@ -107,6 +107,24 @@ function stateAfterFullScan(session: Session, index: ScopeIndex, report: Pick<Sc
   return { index, unclean, outside, tracked, trackedSeen, leftOut, skipped, ignored: report.ignored, excludePatterns: report.excludePatterns };
 }
 
+/**
+ * Other names in scope of the files found with more than one link. A write
+ * through one name raises its event in that name's directory only, and a new
+ * link tells only the file's own watchers that its count changed: every name
+ * of such a file is looked at now, and (linked, so never known clean) at
+ * every checkpoint while it stays linked.
+ */
+function addOtherNames(root: string, index: ScopeIndex, walk: JournalWalk): void {
+  const linked = new Set(walk.entries.filter((entry) => entry.stat.isFile() && entry.stat.nlink > 1n).map((entry) => `${entry.stat.dev}:${entry.stat.ino}`));
+  if (linked.size === 0) return;
+  const named = new Set(walk.entries.map((entry) => entry.path));
+  for (const [absolute, file] of index.files) {
+    if (named.has(absolute) || !linked.has(`${file.key.dev}:${file.key.ino}`)) continue;
+    const stat = lstatIfPresent(absolute);
+    if (stat !== undefined && !stat.isDirectory()) walk.entries.push({ path: absolute, relative: absolute.slice(root.length + 1), stat });
+  }
+}
+
 /** The special files in scope, in path order, as a full scan lists them. */
 function skippedOf(state: JournalState): SkippedSpecialFile[] {
   return [...state.skipped.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
@@ -139,6 +157,7 @@ async function journaledScan(
   const { index } = state;
   for (const relative of state.unclean) changes.paths.add(relative);
   const walk = await walkJournal(session.root, capture, index.walk, changes, journal);
+  addOtherNames(session.root, index, walk);
   const rules = rulesOf(capture, index.walk);
   const batch = session.newBlobBatch();
   const fresh = await trackNewFiles(session, walk.entries, { previous: previousScan(session), rules, ...turn, maxFileBytes: capture.maxFileBytes, batch });

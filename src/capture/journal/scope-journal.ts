@@ -8,7 +8,7 @@ import { lstatIfPresent } from '../walk-scope.js';
  * journal: the journal is off, still starting, or could have missed a change.
  */
 export type FullScanReason =
-  /** The `capture.journal` option is off (`journal: false`, or a platform other than Linux). */
+  /** The `capture.journal` option is off (the default). */
   | 'journal-off'
   /** The watchers were not all in place before the previous scan: nothing proves what happened meanwhile. */
   | 'journal-starting'
@@ -61,9 +61,9 @@ export interface ScopeJournalOptions {
 let watchLimit: number | undefined;
 
 /**
- * The most watches one journal takes: half the per-user limit. It is on by
- * default, and the user's editor and other tools need watches of their own;
- * taking every one left would make theirs fail.
+ * The most watches one journal takes: half the per-user limit. The user's
+ * editor and other tools need watches of their own; taking every one left
+ * would make theirs fail.
  */
 function ownWatchLimit(): number {
   if (watchLimit === undefined) {
