@@ -25,16 +25,17 @@ export function selectedHunks(invocation: Invocation): string[] | undefined {
 
 /**
  * The rewind's answer, with a stale hunk id (`HUNK_NOT_FOUND`) told in the
- * CLI's words: the library's message points to `diffFiles()`. A preview
- * reports it as a refusal, a real run (the file edited while the prompt was
- * open) throws it; both wrote nothing.
+ * words of the caller (the CLI, the timeline page): the library's message
+ * points to `diffFiles()`, and `advice` says where to find fresh ids. A
+ * preview reports it as a refusal, a real run (the file edited while the
+ * prompt was open) throws it; both wrote nothing.
  */
-export async function explainStaleHunk(rewind: Promise<RewindFilesResult>, diffCommand: string): Promise<RewindFilesResult> {
+export async function explainStaleHunk(rewind: Promise<RewindFilesResult>, advice: string): Promise<RewindFilesResult> {
   const stale = (id: string | undefined, cause: unknown) =>
     new RewindableError(
       RewindableErrorCode.HUNK_NOT_FOUND,
-      `${id !== undefined ? `Hunk ${id} is` : 'A hunk given is'} not in what a rewind would change now: its file, or the file at the checkpoint, ` +
-        `changed since the diff that showed it. Nothing was changed. Run '${diffCommand}' again and pick from the ids it shows.`,
+      `${id !== undefined ? `Hunk ${id} is` : 'A hunk chosen is'} not in what a rewind would change now: its file, or the file at the checkpoint, ` +
+        `changed since the diff that showed it. Nothing was changed. ${advice}`,
       { cause, ...(id !== undefined ? { details: { hunk: id } } : {}) },
     );
   let result: RewindFilesResult;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CheckpointManager } from '../checkpoint-manager.js';
 import { plural } from '../cli/format.js';
+import { explainStaleHunk } from '../cli/hunk-option.js';
 import type { RewindWording } from '../cli/rewind-report.js';
 import { RewindableError, RewindableErrorCode } from '../errors.js';
 import { readyOrThrow, type RewindFilesReady, type RewindFilesResult } from '../rewind/result.js';
@@ -43,7 +44,7 @@ export async function rewindSelected(sessions: TimelineSessions, sessionId: stri
   const run = async (manager: CheckpointManager, preview: boolean) => {
     const selection = selectionOf(fields, await manager.listCheckpoints());
     const options = { onConflict: 'overwrite', ...selection } as const;
-    const result = await explainedStaleHunk(manager.rewindFiles(target, { dryRun: preview, ...options }));
+    const result = await explainStaleHunk(manager.rewindFiles(target, { dryRun: preview, ...options }), 'Open the diff again and choose from the hunks it shows.');
     const hunks = 'hunks' in selection ? selection.hunks.length : undefined;
     const at = `${await kindOf(manager, target)} ${target}`;
     const wording: RewindWording = {
@@ -177,26 +178,6 @@ export function selectionOf(fields: Record<string, unknown>, checkpoints: Parame
     throw new RewindableError(RewindableErrorCode.INVALID_OPTIONS, `${JSON.stringify(malformed)} is not a hunk id: take them from the file's diff (such as 76db366af71a-0).`, { details: { option: 'hunks' } });
   }
   return { hunks: unique };
-}
-
-/** A stale hunk id told in the page's words: the library's message points to `diffFiles()`. Nothing was changed either way. */
-async function explainedStaleHunk(rewind: Promise<RewindFilesResult>): Promise<RewindFilesResult> {
-  const stale = (hunk: unknown, cause: unknown) =>
-    new RewindableError(
-      RewindableErrorCode.HUNK_NOT_FOUND,
-      `${typeof hunk === 'string' ? `Hunk ${hunk} is` : 'A hunk chosen is'} not in what a rewind would change now: its file, or the file at the checkpoint, changed since the diff showed it. ` +
-        'Nothing was changed. Open the diff again and choose from the hunks it shows.',
-      { cause, ...(typeof hunk === 'string' ? { details: { hunk } } : {}) },
-    );
-  let result: RewindFilesResult;
-  try {
-    result = await rewind;
-  } catch (error) {
-    if (RewindableError.hasCode(error, RewindableErrorCode.HUNK_NOT_FOUND)) throw stale(error.details?.hunk, error);
-    throw error;
-  }
-  if (!result.canRewind && result.errorCode === RewindableErrorCode.HUNK_NOT_FOUND) throw stale(result.errorDetails?.hunk, result.error);
-  return result;
 }
 
 function dryRunOf(fields: Record<string, unknown>): boolean {

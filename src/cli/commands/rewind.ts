@@ -83,7 +83,7 @@ export const rewindCommand: Command = {
           nothing: `the files already match ${at}`,
           done: `${hunksCount ?? 'Files'} rewound to state at ${at}`,
         },
-        run: hunks === undefined ? rewind : (preview) => explainStaleHunk(rewind(preview), `rewindable diff ${manager.sessionId} ${checkpointId}`),
+        run: hunks === undefined ? rewind : (preview) => explainStaleHunk(rewind(preview), `Run 'rewindable diff ${manager.sessionId} ${checkpointId}' again and pick from the ids it shows.`),
       });
     });
   },
