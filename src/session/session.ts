@@ -172,6 +172,8 @@ export class Session {
   async noteObservation(tracked: TrackedPath, observation: ObservedPath, batch: BlobBatch): Promise<CheckpointRecord['files'][number] | undefined> {
     if (this.holdsNothingNew(tracked, observation)) return undefined;
     const latest = this.state.latestVersion(tracked).state;
+    // A link is recorded as a link and nothing more (never read through): found again, it has nothing new to record.
+    if (observation.state.kind === 'symlink' && latest.kind === 'symlink') return undefined;
     if (sameState(observation.state, latest)) {
       // Read again and found unchanged: remember the newer signature so the next check can skip the read.
       if (observation.state.kind === 'file' && observation.observed !== undefined) {

@@ -109,6 +109,22 @@ describe('capture scope: changes made outside the tracked tools', () => {
     expect(manager.lastScan!.firstBackups).toBe(3);
   });
 
+  it('reports a link once, as created, and not as modified at every later checkpoint', async () => {
+    for (const journal of [false, true]) {
+      const project = tempProject();
+      project.write('top.txt', 'top\n');
+      fs.symlinkSync('top.txt', project.file('old-link'));
+      const manager = await project.open({ capture: { journal } });
+      await manager.checkpoint(newId());
+      fs.symlinkSync('top.txt', project.file('new-link'));
+      await manager.checkpoint(newId());
+      expect(manager.lastScan, `journal: ${journal}`).toMatchObject({ created: [project.file('new-link')], modified: [], deleted: [] });
+      await manager.checkpoint(newId());
+      expect(manager.lastScan, `journal: ${journal}`).toMatchObject({ created: [], modified: [], deleted: [] });
+      await manager.close();
+    }
+  });
+
   it('captureChanges() attributes one command’s changes, and a rewind undoes them', async () => {
     const project = tempProject();
     project.write('keep.txt', 'keep\n');
