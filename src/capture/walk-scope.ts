@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 import type fg from 'fast-glob';
@@ -296,12 +297,24 @@ function readingFileSystem(
       shown = (name) => name === next;
     }
     watch?.(relative);
-    const entries = fs.readdirSync(directory, options).filter((entry) => shown(entry.name) && !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
+    const entries = decodable(directory, fs.readdirSync(directory, options)).filter((entry) => shown(entry.name) && !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
     // Not under a directory so named: the walks never list one, so what it holds stays out of every walk alike.
     if (!lineBreak.test(prefix)) for (const entry of entries) if (lineBreak.test(entry.name)) lineBreakNames.push({ name: entry.name, path: `${prefix}${entry.name}`, dirent: entry });
     return entries;
   };
   return { readdirSync: readdirSync as unknown as fg.FileSystemAdapter['readdirSync'] };
+}
+
+/**
+ * `entries` less those whose names are not valid UTF-8 (Linux allows any
+ * bytes in a name). Node gives such a name mangled, so it cannot be named to
+ * read, watch or restore what it holds: it stays out of scope in every walk
+ * and every journal listing alike, rather than fail each look at it.
+ */
+function decodable(directory: string, entries: fs.Dirent[]): fs.Dirent[] {
+  if (!entries.some((entry) => entry.name.includes('\uFFFD'))) return entries;
+  const mangled = new Set(fs.readdirSync(directory, { encoding: 'buffer' }).flatMap((raw) => (isUtf8(raw) ? [] : [raw.toString('utf8')])));
+  return entries.filter((entry) => !mangled.has(entry.name));
 }
 
 /**

@@ -18,6 +18,24 @@ function settled(previous: PreviousWalk): PreviousWalk {
 }
 
 describe('walkScope: any file name', () => {
+  it('leaves names that are not valid UTF-8 out of scope, and the journal keeps working beside them', async () => {
+    const project = tempProject();
+    project.write('a.txt', 'a\n');
+    const bytes = (name: string) => Buffer.concat([Buffer.from(project.root + '/'), Buffer.from(name, 'latin1')]);
+    fs.writeFileSync(bytes('data\xff.bin'), 'not named in UTF-8\n');
+    const manager = await project.open({ capture: { journal: true } });
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ scanned: 1 });
+    fs.mkdirSync(bytes('dir\xff'));
+    fs.writeFileSync(Buffer.concat([bytes('dir\xff'), Buffer.from('/f.txt')]), 'x\n');
+    project.write('a.txt', 'a2\n');
+    for (let turn = 0; turn < 2; turn += 1) {
+      await manager.checkpoint(newId());
+      expect(manager.lastScan).toMatchObject({ via: 'journal', scanned: 1 });
+    }
+    expect(manager.lastScan).toMatchObject({ modified: [] });
+  });
+
   it('captures files whose name holds a line break, which no glob matches; what is under a directory so named stays unseen', async () => {
     const project = tempProject();
     project.write('normal.txt', 'normal\n');
