@@ -9,7 +9,7 @@ import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js'
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import type { FullScanReason } from './journal/scope-journal.js';
-import { walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile, type WatchBeforeListing } from './walk-scope.js';
+import { inPathOrder, walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile, type WatchBeforeListing } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -229,7 +229,7 @@ export function leftOutBy(fresh: NewFiles): string[] {
 
 export function compareSnapshots(before: ScopeSnapshot, after: ScopeSnapshot): CommandChanges {
   const changes: CommandChanges = { created: [], modified: [], deleted: [], overCap: after.overCap, unreadable: after.unreadable };
-  if (after.skipped !== undefined && after.skipped.length > 0) changes.skipped = [...after.skipped].sort((a, b) => (a.path < b.path ? -1 : 1));
+  if (after.skipped !== undefined && after.skipped.length > 0) changes.skipped = inPathOrder(after.skipped);
   for (const [file, signature] of after.signatures) {
     const previous = before.signatures.get(file);
     if (previous === undefined) changes.created.push(file);

@@ -355,6 +355,11 @@ function recordDirectories(root: string, found: readonly fg.Entry[], directories
  * An entry's lstat, or undefined when nothing is there now: removed (ENOENT), or a directory on its way
  * replaced by a file (ENOTDIR), as a shell's `rm -r a && mv x a` leaves it.
  */
+/** Special files (or anything with a path) sorted by path, as scans report them. */
+export function inPathOrder<T extends { path: string }>(list: readonly T[]): T[] {
+  return [...list].sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
 export function lstatIfPresent(absolute: string): fs.BigIntStats | undefined {
   try {
     return fs.lstatSync(absolute, { bigint: true, throwIfNoEntry: false });

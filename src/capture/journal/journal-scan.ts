@@ -7,7 +7,7 @@ import { appendCommandRecord, recordCommandChanges } from '../capture-command.js
 import type { ResolvedCapture } from '../capture-options.js';
 import { addCheckpointChanges, checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
 import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from '../scope-index.js';
-import { lstatIfPresent, type SkippedSpecialFile } from '../walk-scope.js';
+import { inPathOrder, lstatIfPresent, type ScopeEntry, type SkippedSpecialFile } from '../walk-scope.js';
 import { trackNewFiles, type NewFiles } from '../track-new-files.js';
 import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
 import type { FullScanReason, JournalChanges, ScopeJournal } from './scope-journal.js';
@@ -115,7 +115,13 @@ function stateAfterFullScan(session: Session, index: ScopeIndex, report: Pick<Sc
  * every checkpoint while it stays linked.
  */
 function addOtherNames(root: string, index: ScopeIndex, walk: JournalWalk): void {
-  const linked = new Set(walk.entries.filter((entry) => entry.stat.isFile() && entry.stat.nlink > 1n).map((entry) => `${entry.stat.dev}:${entry.stat.ino}`));
+  // Only a file whose stat moved since the last look: a new link, or a write through any name, moves its ctime.
+  // One that kept its stat had nothing happen to it, and the whole index is not searched again at every checkpoint.
+  const moved = (entry: ScopeEntry) => {
+    const before = index.files.get(entry.path)?.key;
+    return before === undefined || !sameStatKey(before, statKeyOf(entry.stat));
+  };
+  const linked = new Set(walk.entries.filter((entry) => entry.stat.isFile() && entry.stat.nlink > 1n && moved(entry)).map((entry) => `${entry.stat.dev}:${entry.stat.ino}`));
   if (linked.size === 0) return;
   const named = new Set(walk.entries.map((entry) => entry.path));
   for (const [absolute, file] of index.files) {
@@ -127,7 +133,7 @@ function addOtherNames(root: string, index: ScopeIndex, walk: JournalWalk): void
 
 /** The special files in scope, in path order, as a full scan lists them. */
 function skippedOf(state: JournalState): SkippedSpecialFile[] {
-  return [...state.skipped.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
+  return inPathOrder([...state.skipped.values()]);
 }
 
 /** What a journaled scan found, before the scan index is brought up to date (see `keepJournaledScan`). */
@@ -319,7 +325,7 @@ export async function recordCommandChangesWithJournal(
       else if (!sameStatKey(previous.key, statKeyOf(entry.stat))) changes.modified.push(entry.path);
     }
     for (const file of index.files.keys()) if (!after.signatures.has(file)) changes.deleted.push(file);
-    if (after.skipped !== undefined && after.skipped.length > 0) changes.skipped = [...after.skipped].sort((a, b) => (a.path < b.path ? -1 : 1));
+    if (after.skipped !== undefined && after.skipped.length > 0) changes.skipped = inPathOrder(after.skipped);
     record = { startedAtNs: after.startedAtNs, rules: after.rules, leftOut: after.leftOut };
   }
   for (const list of [changes.created, changes.modified, changes.deleted]) list.sort();
