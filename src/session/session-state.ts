@@ -298,12 +298,16 @@ export class SessionState {
    * checkpoint back as it was before the agent touched it.
    */
   versionAt(tracked: TrackedPath, checkpointIndex: number): PathVersion {
-    let chosen = tracked.versions[0]!;
-    for (const version of tracked.versions) {
-      if (version.checkpointIndex > checkpointIndex) break;
-      chosen = version;
+    // Versions are in checkpoint order; a rewind asks this of every path, so a long session is searched by halves.
+    const { versions } = tracked;
+    let low = 0;
+    let high = versions.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (versions[middle]!.checkpointIndex <= checkpointIndex) low = middle;
+      else high = middle - 1;
     }
-    return chosen;
+    return versions[low]!;
   }
 
   /**
