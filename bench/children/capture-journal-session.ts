@@ -37,7 +37,7 @@ function statusKiB(field: 'VmRSS' | 'VmHWM'): number {
 
 const send = (message: object) => new Promise<void>((resolve, reject) => process.send!(message, (error: Error | null) => (error ? reject(error) : resolve())));
 
-// The journal is on by default (Linux): the full-scan contender turns it off. A library without the option ignores the key.
+// Each contender says which way it scans; a library without the option ignores the key.
 const capture = { journal: mode === 'journal' } as Parameters<typeof CheckpointManager.open>[0]['capture'];
 const manager = await CheckpointManager.open({ cwd: cwd!, storeDir: storeDir!, durability: 'none', capture });
 
