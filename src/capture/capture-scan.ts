@@ -7,7 +7,7 @@ import { sameState } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
 import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js';
 import type { ResolvedCapture } from './capture-options.js';
-import { trackNewFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
+import { trackNewFiles, type BetweenFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import type { FullScanReason } from './journal/scope-journal.js';
 import { inPathOrder, walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile, type WatchBeforeListing } from './walk-scope.js';
 
@@ -175,9 +175,10 @@ export interface ScopeSnapshot {
  * A scan between checkpoints, around one command: files that appeared are
  * backed up against the current checkpoint (so a rewind deletes what the
  * command created), and every file's stat signature is kept for comparison.
- * `watch` starts the journal's watch of each directory before it is listed.
+ * `watch` starts the journal's watch of each directory before it is listed;
+ * `betweenFiles` may stop the scan before it records anything.
  */
-export async function snapshotScope(session: Session, capture: ResolvedCapture, watch?: WatchBeforeListing): Promise<ScopeSnapshot> {
+export async function snapshotScope(session: Session, capture: ResolvedCapture, watch?: WatchBeforeListing, betweenFiles?: BetweenFiles): Promise<ScopeSnapshot> {
   const startedAtNs = wallClockNs();
   const walk = await walkScope(session.root, capture, scopeIndexOf(session)?.walk, undefined, watch);
   const current = session.state.latestCheckpoint!;
@@ -190,6 +191,7 @@ export async function snapshotScope(session: Session, capture: ResolvedCapture, 
     existingAt: current.id,
     maxFileBytes: capture.maxFileBytes,
     batch,
+    betweenFiles,
   });
   const records: LogRecord[] = [fresh.created, fresh.existing].filter((record) => record !== undefined);
   if (records.length > 0) await session.append(records, batch.take());

@@ -40,7 +40,18 @@ export interface TrackNewFilesOptions {
   existingAt: string;
   maxFileBytes: number;
   batch: BlobBatch;
+  /** Called before each file is examined (see `BetweenFiles`). */
+  betweenFiles?: BetweenFiles;
 }
+
+/**
+ * Called by a scan before each file it examines, while it has recorded
+ * nothing yet: it may throw to stop the scan there (what was stored so far is
+ * only blobs, which no record names), or return a promise the scan waits for.
+ * A resident hook server stops a session's early first scan this way when an
+ * event that does not need it is waiting.
+ */
+export type BetweenFiles = () => Promise<void> | undefined;
 
 /**
  * Tracks files of the scope the session does not know yet. After the first
@@ -69,6 +80,8 @@ export async function trackNewFiles(session: Session, entries: readonly ScopeEnt
   const overCap: NewFiles['overCap'] = [];
   const unreadable: string[] = [];
   for (const entry of entries) {
+    const pause = options.betweenFiles?.();
+    if (pause !== undefined) await pause;
     if (session.state.paths.has(entry.path) || !(entry.stat.isFile() || entry.stat.isSymbolicLink())) continue;
     if (options.createdDuring !== undefined && appearedSince(options.previous, options.rules, entry)) {
       created.push(session.storedPath(entry.path));

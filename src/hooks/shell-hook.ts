@@ -1,6 +1,7 @@
 import { recordCommandChanges } from '../capture/capture-command.js';
 import { snapshotScope } from '../capture/capture-scan.js';
 import { recordCommandChangesWithJournal, scanBeforeCommand, type CommandScanBefore } from '../capture/journal/journal-scan.js';
+import type { BetweenFiles } from '../capture/track-new-files.js';
 import { captureScope } from './capture-scope.js';
 import { ensureCheckpoint } from './ensure-checkpoint.js';
 import type { HookEvent } from './hook-event.js';
@@ -70,10 +71,11 @@ export async function scanAroundShell(opened: HookSession, event: Extract<HookEv
  * server's journal starts, so the first Bash hook examines only what changed
  * since. Only with a journal (a scan without one would be walked again by
  * that hook anyway); false when there is none or the session has scanned.
+ * `betweenFiles` may stop it before it records anything (see `BetweenFiles`).
  */
-export async function scanEarly(opened: HookSession): Promise<boolean> {
+export async function scanEarly(opened: HookSession, betweenFiles?: BetweenFiles): Promise<boolean> {
   const { session, journal } = opened;
   if (journal?.enabled !== true || session.state.lastScanStartedAtNs !== undefined || session.state.latestCheckpoint === undefined) return false;
-  await scanBeforeCommand(session, captureScope(opened), journal);
+  await scanBeforeCommand(session, captureScope(opened), journal, betweenFiles);
   return true;
 }

@@ -59,6 +59,13 @@ function lockHeld(project: TempProject, sessionId: string): boolean {
   return fs.existsSync(projects) && fs.readdirSync(projects).some((key) => fs.existsSync(path.join(projects, key, `${sessionId}.lock`)));
 }
 
+/** The size of the session's pack: the backups stored so far, whether a record names them or not. */
+function packBytes(project: TempProject, sessionId: string): number {
+  const packs = path.join(project.store, 'blobs', 'packs');
+  if (!fs.existsSync(packs)) return 0;
+  return fs.readdirSync(packs).reduce((sum, key) => sum + (fs.statSync(path.join(packs, key, `${sessionId}.pack`), { throwIfNoEntry: false })?.size ?? 0), 0);
+}
+
 async function serverOf(project: TempProject, env: Record<string, string> = {}) {
   const { servers } = await runningServers(hookEnvironment(cli, project.store, env));
   return servers.find((server) => server.target.project === project.root);
@@ -169,14 +176,14 @@ describe('the session\'s first scan, run by the hook server after the first prom
     }
   });
 
-  it('an Edit hook that comes during the scan waits for it beyond its lock wait, is answered, and the scan still covers the rest', async () => {
+  it('an Edit hook that comes during the scan is answered even without a lock wait, and the scan still covers the rest', async () => {
     const project = tempProject();
     seed(project);
     for (let index = 0; index < 3000; index++) project.write(`tree/${index % 30}/file-${index}.txt`, `content ${index}\n`.repeat(10));
     const agent = agentSession(project.root);
     const initial = project.snapshot();
     expect(await runHook(cli, project.store, events.prompt(agent, 'Edit at once'))).toEqual(ok);
-    // The prompt was answered: the session's lock is the scan's now. An Edit that may not wait for a lock at all still waits for the scan.
+    // The prompt was answered: the session's lock is the scan's now. An Edit that may not wait for a lock at all still gets its turn.
     await until(() => lockHeld(project, agent.sessionId), 'the early scan holds the session');
     const edit = events.preTool(agent, 'Edit', { file_path: project.file('tree/0/file-0.txt'), old_string: 'content', new_string: 'changed' });
     expect(await runHook(cli, project.store, edit, ['--lock-wait', '0'])).toEqual(ok);
@@ -224,5 +231,96 @@ describe('the session\'s first scan, run by the hook server after the first prom
     expect(await runHook(cli, project.store, events.prompt(agent, 'Next'), [], off)).toEqual(ok);
     expect(scanBackedUp(project, agent.sessionId)).toEqual([]);
     expect((await serverOf(project, off))?.earlyScans?.completed).toBe(0);
+  });
+});
+
+/** For tests only: the server's first early scan waits after this many files until an event is queued (see hook-server.ts). */
+const hold = { REWINDABLE_HOOK_TEST_EARLY_SCAN_HOLD: '100' };
+
+/** The small files of `seed`, and 120 of 200 KiB: a scan stores its backups by 16 MiB, so some are stored before the hold. */
+function seedLarge(project: TempProject): void {
+  seed(project);
+  for (let index = 0; index < 120; index++) project.write(`large/${index % 4}/file-${index}.bin`, Buffer.alloc(200 * 1024, `file ${index} `));
+}
+
+/** Until the early scan, held in the middle, has stored backups: it walked the project and began to back it up. */
+async function scanHeld(project: TempProject, agent: AgentSession): Promise<void> {
+  await until(() => lockHeld(project, agent.sessionId) && packBytes(project, agent.sessionId) > 0, 'the early scan is held with backups stored');
+}
+
+/** What happens before the model's first Bash call, by the user, and the call itself (see `firstTurn`). */
+async function changesThenBash(project: TempProject, agent: AgentSession, env: Record<string, string>): Promise<void> {
+  project.write('a.txt', 'a.txt changed by the user\n');
+  project.write('new.txt', 'new by the user\n');
+  fs.rmSync(project.file('c.txt'));
+  await bash(project, agent, "sed -i 's/v1/v9/' d.txt && rm sub/e.txt && echo made > made.txt && echo more >> a.txt && mv new.txt moved.txt", env);
+}
+
+describe('the early first scan gives way to the events that do not need it', () => {
+  const expected = { created: ['made.txt', 'moved.txt'], modified: ['a.txt', 'd.txt'], deleted: ['new.txt', 'sub/e.txt'] };
+  const editB = (project: TempProject, agent: AgentSession) => events.preTool(agent, 'Edit', { file_path: project.file('b.txt'), old_string: 'v1', new_string: 'v2' });
+
+  it('an Edit during the scan stops it and is answered; the scan starts again and completes; the Bash hook records what a run without it records', async () => {
+    const early = tempProject();
+    const late = tempProject();
+    seedLarge(early);
+    seedLarge(late);
+    const earlyAgent = agentSession(early.root);
+    const lateAgent = agentSession(late.root);
+    const promptTime = early.snapshot();
+
+    expect(await runHook(cli, early.store, events.prompt(earlyAgent, 'First turn'), [], hold)).toEqual(ok);
+    await scanHeld(early, earlyAgent);
+    expect(scanBackedUp(early, earlyAgent.sessionId)).toEqual([]);
+    expect(await runHook(cli, early.store, editB(early, earlyAgent), [], hold)).toEqual(ok);
+    // The Edit was served once the scan had given way to it, in the middle: backups stored, none recorded.
+    expect((await serverOf(early))?.earlyScans?.stopped).toBe(1);
+    early.write('b.txt', 'b.txt v2\n');
+    // Started again after the Edit's answer, the scan completes; the one stopped recorded nothing, so every file
+    // is backed up once, by the scan that completed, but the Edit's, which the Edit backed up.
+    await firstScanDone(early);
+    expect((await serverOf(early))?.earlyScans).toEqual({ completed: 1, stopped: 1 });
+    expect(scanBackedUp(early, earlyAgent.sessionId)).toEqual(Object.keys(promptTime).filter((file) => !file.endsWith('/') && file !== 'b.txt').sort());
+    await changesThenBash(early, earlyAgent, hold);
+
+    expect(await runHook(cli, late.store, events.prompt(lateAgent, 'First turn'), [], off)).toEqual(ok);
+    expect(await runHook(cli, late.store, editB(late, lateAgent), [], off)).toEqual(ok);
+    late.write('b.txt', 'b.txt v2\n');
+    await changesThenBash(late, lateAgent, off);
+
+    expect(commandsOf(late, lateAgent.sessionId)).toEqual([expected]);
+    expect(commandsOf(early, earlyAgent.sessionId)).toEqual([expected]);
+    expect(early.snapshot()).toEqual(late.snapshot());
+
+    // A rewind to the prompt: every file as it was then, byte for byte (b.txt from the Edit's backup).
+    const [first] = JSON.parse((await rewindable(cli, early.store, ['checkpoints', earlyAgent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string }>;
+    const rewound = await rewindable(cli, early.store, ['rewind', earlyAgent.sessionId, first!.id, '--yes']);
+    expect(rewound.stderr).toBe('');
+    expect(rewound.code).toBe(0);
+    expect(early.snapshot()).toEqual(promptTime);
+  });
+
+  it('a Bash hook during the scan waits for it: the scan is not stopped, and the command is recorded as a run without it records it', async () => {
+    const early = tempProject();
+    const late = tempProject();
+    seedLarge(early);
+    seedLarge(late);
+    const earlyAgent = agentSession(early.root);
+    const lateAgent = agentSession(late.root);
+
+    expect(await runHook(cli, early.store, events.prompt(earlyAgent, 'First turn'), [], hold)).toEqual(ok);
+    await scanHeld(early, earlyAgent);
+    // The user's changes come while the scan is held, after its walk: its journal sees them.
+    await changesThenBash(early, earlyAgent, hold);
+    expect((await serverOf(early))?.earlyScans).toEqual({ completed: 1, stopped: 0 });
+    const backedUp = scanBackedUp(early, earlyAgent.sessionId);
+    expect(new Set(backedUp).size).toBe(backedUp.length);
+
+    expect(await runHook(cli, late.store, events.prompt(lateAgent, 'First turn'), [], off)).toEqual(ok);
+    await changesThenBash(late, lateAgent, off);
+
+    expect(commandsOf(late, lateAgent.sessionId)).toEqual([expected]);
+    expect(commandsOf(early, earlyAgent.sessionId)).toEqual([expected]);
+    expect(early.snapshot()).toEqual(late.snapshot());
   });
 });

@@ -8,7 +8,7 @@ import type { ResolvedCapture } from '../capture-options.js';
 import { addCheckpointChanges, checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
 import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from '../scope-index.js';
 import { inPathOrder, lstatIfPresent, type ScopeEntry, type SkippedSpecialFile } from '../walk-scope.js';
-import { trackNewFiles, type NewFiles } from '../track-new-files.js';
+import { trackNewFiles, type BetweenFiles, type NewFiles } from '../track-new-files.js';
 import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
 import type { FullScanReason, JournalChanges, ScopeJournal } from './scope-journal.js';
 
@@ -241,8 +241,9 @@ export type CommandScanBefore = { via: 'journal'; index: ScopeIndex } | { via: '
  * The scan before a command (see `snapshotScope`): with the journal, files
  * that appeared are backed up against the current checkpoint, and the scan
  * index brought up to date, so the scan after compares with it.
+ * `betweenFiles` may stop a full scan before it records anything.
  */
-export async function scanBeforeCommand(session: Session, capture: ResolvedCapture, journal: ScopeJournal | undefined): Promise<CommandScanBefore> {
+export async function scanBeforeCommand(session: Session, capture: ResolvedCapture, journal: ScopeJournal | undefined, betweenFiles?: BetweenFiles): Promise<CommandScanBefore> {
   const state = states.get(session);
   if (journal !== undefined && state !== undefined && scopeIndexOf(session) === state.index) {
     await journal.sync();
@@ -251,8 +252,8 @@ export async function scanBeforeCommand(session: Session, capture: ResolvedCaptu
       if (scan !== undefined) return { via: 'journal', index: state.index };
     }
   }
-  if (journal?.enabled === true) return fullScanBeforeCommand(session, capture, journal);
-  return { via: 'full', snapshot: await snapshotScope(session, capture) };
+  if (journal?.enabled === true) return fullScanBeforeCommand(session, capture, journal, betweenFiles);
+  return { via: 'full', snapshot: await snapshotScope(session, capture, undefined, betweenFiles) };
 }
 
 /**
@@ -263,11 +264,11 @@ export async function scanBeforeCommand(session: Session, capture: ResolvedCaptu
  * shell command of a session's first turn is then the only one to cost a
  * full scan.
  */
-async function fullScanBeforeCommand(session: Session, capture: ResolvedCapture, journal: ScopeJournal): Promise<CommandScanBefore> {
+async function fullScanBeforeCommand(session: Session, capture: ResolvedCapture, journal: ScopeJournal, betweenFiles?: BetweenFiles): Promise<CommandScanBefore> {
   await journal.sync();
   states.delete(session);
   journal.startFullScan(journal.uncertainty() ?? 'journal-starting');
-  const snapshot = await snapshotScope(session, capture, (directory) => journal.watchBeforeListing(directory));
+  const snapshot = await snapshotScope(session, capture, (directory) => journal.watchBeforeListing(directory), betweenFiles);
   const { walk } = snapshot;
   if (walk === undefined) return { via: 'full', snapshot };
   const files: ScopeIndex['files'] = new Map();

@@ -8,6 +8,7 @@ import { buildId, type ServerReply, type ServerRequest, type ServerStatus, type 
 import { requestServer } from './server-connection.js';
 import { ResidentSessions } from './resident-sessions.js';
 import { Turns } from './turns.js';
+import { WaitingEvents } from './waiting-events.js';
 
 /** Seconds a server waits for the next event before it exits. */
 const defaultIdleSeconds = 600;
@@ -17,14 +18,22 @@ const earlyScanWaitMs = 60_000;
 
 /**
  * How much longer than its lock wait an event waits in the queue while a
- * session's early first scan is queued or running: a first scan of a large
- * project outlasts the lock wait (20 s by default), and the event would be
- * refused for it. Below the client's own bound on an event (lock wait + 120 s).
+ * session's early first scan is queued or running: a Bash event of that
+ * session waits for the whole scan, which on a large project outlasts the lock
+ * wait (20 s by default), and the event would be refused for it. Other events
+ * stop the scan, but wait for its walk of the project (seconds at 500,000
+ * files). Below the client's own bound on an event (lock wait + 120 s).
  */
 const earlyScanGraceMs = 100_000;
 
 /** How long a session's early first scan waits for another process to let go of the session before it leaves the scan to the first Bash hook. */
 const earlyScanLockWaitMs = 1_000;
+
+/**
+ * For tests only, never set by users: `REWINDABLE_HOOK_TEST_EARLY_SCAN_HOLD=N` makes the first early scan of the
+ * server wait, after its N-th file, until an event is queued, so that the event surely comes in the middle of it.
+ */
+const testHoldVariable = 'REWINDABLE_HOOK_TEST_EARLY_SCAN_HOLD';
 
 /** A request line larger than this is refused (a Write's content is in its hook input). */
 const maximumRequestBytes = 256 * 1024 * 1024;
@@ -52,9 +61,11 @@ export async function runHookServer(args: string[]): Promise<void> {
   const turns = new Turns();
   let busy = 0;
   let events = 0;
-  /** Sessions' first scans run ahead of their first Bash hook (`completed`), for `rewindable hooks status`. */
-  const earlyScans = { completed: 0 };
+  /** Sessions' first scans run ahead of their first Bash hook (`completed`), or given way to an event (`stopped`), for `rewindable hooks status`. */
+  const earlyScans = { completed: 0, stopped: 0 };
   let earlyScansPending = 0;
+  const waiting = new WaitingEvents();
+  let testHoldAfterFiles = holdOf(process.env[testHoldVariable]);
   let lastEventEnded = Date.now();
   let stopping = false;
   let idleTimer: NodeJS.Timeout | undefined;
@@ -88,7 +99,10 @@ export async function runHookServer(args: string[]): Promise<void> {
           socket.end(`${JSON.stringify(reply)}\n`);
           startEarlyScans();
         },
-        () => socket.destroy(),
+        () => {
+          socket.destroy();
+          startEarlyScans();
+        },
       );
     });
   });
@@ -108,13 +122,22 @@ export async function runHookServer(args: string[]): Promise<void> {
     clearTimeout(idleTimer);
     const options = { storeDir: target.storeDir, project: target.project, extraRoots: target.extraRoots, lockWaitMs: request.lockWaitMs };
     const earlyScan = request.earlyScan !== false;
-    // Behind a session's early first scan an event waits for its end, up to `earlyScanGraceMs` more than its lock wait.
-    const run: HookRunner = (event, given) =>
-      turns.run(
-        given.lockWaitMs + (earlyScansPending > 0 ? earlyScanGraceMs : 0),
-        (leftMs) => sessions.run(event, { ...given, lockWaitMs: Math.min(leftMs, given.lockWaitMs) }, earlyScan),
-        () => lockedByEarlierEvent(rewindableSessionIdOf(event.sessionId)),
-      );
+    // Behind a session's early first scan an event waits, up to `earlyScanGraceMs` more than its lock wait: a Bash
+    // event of that session for the scan's end, any other for the scan to give way (see `WaitingEvents`).
+    const run: HookRunner = (event, given) => {
+      const sessionId = rewindableSessionIdOf(event.sessionId);
+      const begun = waiting.add(sessionId, event.kind === 'shell-before' || event.kind === 'shell-after');
+      return turns
+        .run(
+          given.lockWaitMs + (earlyScansPending > 0 ? earlyScanGraceMs : 0),
+          (leftMs) => {
+            begun();
+            return sessions.run(event, { ...given, lockWaitMs: Math.min(leftMs, given.lockWaitMs) }, earlyScan);
+          },
+          () => lockedByEarlierEvent(sessionId),
+        )
+        .finally(begun);
+    };
     try {
       return { type: 'answer', answer: (await answerHookText(request.text, options, run)) satisfies HookAnswer };
     } finally {
@@ -126,15 +149,18 @@ export async function runHookServer(args: string[]): Promise<void> {
   }
 
   function status(): ServerStatus {
-    return { type: 'status', pid: process.pid, build, target, startedAt, idleMs: busy > 0 ? 0 : Date.now() - lastEventEnded, events, earlyScans };
+    return { type: 'status', pid: process.pid, build, target, startedAt, idleMs: busy > 0 ? 0 : Date.now() - lastEventEnded, events, earlyScans: { ...earlyScans } };
   }
 
   /**
    * The first scan of each session whose first prompt was just answered, in
    * a turn of its own after it (see `ResidentSessions.scanEarly`): started
-   * once the answer is on its way, so the prompt does not wait for it. An
-   * event that comes meanwhile waits for the scan's end in its turn, within
-   * its lock wait plus `earlyScanGraceMs`.
+   * once the answer is on its way, so the prompt does not wait for it. A Bash
+   * event of the session that comes meanwhile waits for the scan's end in its
+   * turn, within its lock wait plus `earlyScanGraceMs`. Any other event stops
+   * the scan, or keeps it from starting (see `WaitingEvents`): the scan is
+   * due again, and started again here once that event is answered, unless a
+   * Bash hook has taken the session's first scan by then.
    */
   function startEarlyScans(): void {
     for (const { sessionId, options } of sessions.takeEarlyScans()) {
@@ -143,14 +169,26 @@ export async function runHookServer(args: string[]): Promise<void> {
       earlyScansPending += 1;
       clearTimeout(idleTimer);
       // The lock is not waited for long: a session another process holds gets its first scan from its first Bash hook.
+      const lockWaitMs = Math.min(options.lockWaitMs, earlyScanLockWaitMs);
       const scan = turns.run(
         earlyScanWaitMs,
-        () => new Promise<void>((resolve) => setImmediate(resolve)).then(() => (stopping ? false : sessions.scanEarly(sessionId, { ...options, lockWaitMs: Math.min(options.lockWaitMs, earlyScanLockWaitMs) }))),
+        async () => {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (stopping) return 'left';
+          if (waiting.scanGivesWay(sessionId)) {
+            sessions.scanEarlyLater(sessionId, options);
+            return 'stopped';
+          }
+          const holdAfterFiles = testHoldAfterFiles;
+          testHoldAfterFiles = undefined;
+          return sessions.scanEarly(sessionId, { ...options, lockWaitMs }, waiting.betweenFiles(sessionId, holdAfterFiles));
+        },
         () => new Error('earlier events outlasted the wait'),
       );
       void scan
-        .then((scanned) => {
-          if (scanned) earlyScans.completed += 1;
+        .then((outcome) => {
+          if (outcome === 'scanned') earlyScans.completed += 1;
+          else if (outcome === 'stopped') earlyScans.stopped += 1;
         })
         .catch(() => undefined)
         .finally(() => {
@@ -234,6 +272,11 @@ function identityOf(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+function holdOf(given: string | undefined): number | undefined {
+  const files = given !== undefined && given.trim() !== '' ? Number(given) : Number.NaN;
+  return Number.isInteger(files) && files > 0 ? files : undefined;
 }
 
 function idleSecondsOf(given: string | undefined): number {

@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ScopeJournal } from '../../capture/journal/scope-journal.js';
+import type { BetweenFiles } from '../../capture/track-new-files.js';
 import { rewindableSessionIdOf } from '../agent-session-id.js';
 import { captureScope } from '../capture-scope.js';
 import { proceed } from '../hook-answer.js';
 import { openHookSession, retryWhileLocked, type HookSession } from '../hook-session.js';
 import { handleEvent, type HandledEvent, type RunHookOptions } from '../run-hook.js';
 import type { HookAnswer } from '../hook-answer.js';
+import { EarlyScanStopped } from './waiting-events.js';
 
 /** Sessions kept open at once; the least recently used is closed beyond this (an agent rarely has more than a few). */
 const maximumOpen = 8;
@@ -61,32 +63,42 @@ export class ResidentSessions {
     return due;
   }
 
+  /** The session's first scan gave way to an event: it is due again, taken once that event is answered. */
+  scanEarlyLater(sessionId: string, options: RunHookOptions): void {
+    this.earlyScansDue.set(sessionId, options);
+  }
+
   /**
    * The session's first scan, ahead of its first shell command (see
    * `scanEarly`), under the lock as an event's work is. Nothing is answered to
    * anyone: when the session is locked by another process, or the scan fails,
-   * it is left to the first Bash hook, as without it. A server killed in the
-   * middle leaves at most blobs no record names (the scan appends its records
-   * once, at its end); the next hook opens the session from disk, finds no
-   * scan, and scans again.
+   * it is left to the first Bash hook, as without it (`left`). Stopped by
+   * `betweenFiles` (`stopped`), it is due again (see `scanEarlyLater`). A
+   * scan stopped or failed, or a server killed in the middle, leaves at most
+   * blobs no record names (the scan appends its records once, at its end);
+   * the session is then read again from disk, finds no scan, and scans again.
    */
-  async scanEarly(sessionId: string, options: RunHookOptions): Promise<boolean> {
+  async scanEarly(sessionId: string, options: RunHookOptions, betweenFiles?: BetweenFiles): Promise<'scanned' | 'stopped' | 'left'> {
     let opened: HookSession;
     try {
       opened = await this.acquire(sessionId, options);
     } catch {
-      return false;
+      return 'left';
     }
     let scanned: boolean;
     try {
-      scanned = await (await import('../shell-hook.js')).scanEarly(opened);
-    } catch {
+      scanned = await (await import('../shell-hook.js')).scanEarly(opened, betweenFiles);
+    } catch (error) {
+      // Not kept in memory: that session would count the blobs the scan stored as kept, though no record names them
+      // (a clean-up may remove such a blob), and its journal as started. Read from disk, it trusts only its records.
       await this.drop(sessionId);
-      return false;
+      if (!(error instanceof EarlyScanStopped)) return 'left';
+      this.scanEarlyLater(sessionId, options);
+      return 'stopped';
     }
     this.residents.get(sessionId)!.seen = identityOf(opened);
     await opened.session.unlock();
-    return scanned;
+    return scanned ? 'scanned' : 'left';
   }
 
   get size(): number {

@@ -89,8 +89,11 @@ export interface ServerStatus {
   /** Milliseconds since the last event ended (0 while one is handled). */
   idleMs: number;
   events: number;
-  /** Sessions' first scans run after their first prompt, ahead of their first Bash hook. */
-  earlyScans?: { completed: number };
+  /**
+   * Sessions' first scans run after their first prompt, ahead of their first Bash hook (`completed`), and the
+   * times one gave way to an event that did not need it (`stopped`), stopped or kept from starting.
+   */
+  earlyScans?: { completed: number; stopped?: number };
 }
 
 /** What a server answers: the hook's answer, a request to start a server of this build instead, its status, or that it stops. */
