@@ -15,7 +15,11 @@ export const entries = {
 };
 
 /** Worker-thread modules, loaded by path beside the library's code (see `workerModule`): built, never imported. */
-const workers = { 'workers/replace-worker': 'src/fs/workers/replace-worker.ts', 'workers/lstat-worker': 'src/fs/workers/lstat-worker.ts' };
+export const workers = {
+  'workers/replace-worker': 'src/fs/workers/replace-worker.ts',
+  'workers/lstat-worker': 'src/fs/workers/lstat-worker.ts',
+  'workers/deflate-worker': 'src/store/filesystem/workers/deflate-worker.ts',
+};
 
 /** The `rewindable` binary: run by Node from the bin field, so ESM only and no type declarations. */
 const cli = { cli: 'src/cli/main.ts' };

@@ -1,6 +1,6 @@
 import type fs from 'node:fs';
 import { createHash } from 'node:crypto';
-import { isUnchangedSince, sameStatKey, statKeyOf, statSignature, wallClockNs } from '../fs/stat-signature.js';
+import { isUnchangedSince, sameStatKey, statKeyOf, statSignature, wallClockNs, type StatKey } from '../fs/stat-signature.js';
 import { fromStoredPath } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
@@ -65,10 +65,15 @@ export async function checkpointWithScan(
   const previous = scopeIndexOf(session);
   // A file whose stat is what the previous scan saw, and whose content was then known to be its
   // latest backup, is unchanged: the checkpoint need not look at it (git's index does the same).
-  const walk = await walkScope(session.root, capture, previous?.walk, (absolute, key) => {
-    const before = previous?.files.get(absolute);
-    return before !== undefined && before.clean && sameStatKey(before.key, key);
-  }, watch);
+  // Without a previous index (a first scan) nothing can be vouched for: no batch glance.
+  const isUnchanged =
+    previous === undefined
+      ? undefined
+      : (absolute: string, key: StatKey) => {
+          const before = previous.files.get(absolute);
+          return before !== undefined && before.clean && sameStatKey(before.key, key);
+        };
+  const walk = await walkScope(session.root, capture, previous?.walk, isUnchanged, watch);
   const batch = session.newBlobBatch();
   const rules = rulesOf(capture, walk.reusable);
   const fresh = await trackNewFiles(session, walk.entries, {

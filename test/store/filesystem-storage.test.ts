@@ -6,6 +6,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { filesystemStorage } from '../../src/index.js';
 import { SessionLog } from '../../src/store/session-log.js';
+import { bundlesCompressedOffMainThread } from '../../src/store/filesystem/blob-placement.js';
 
 const directories: string[] = [];
 afterEach(() => {
@@ -170,7 +171,10 @@ describe('filesystem storage', () => {
     const storage = filesystemStorage({ directory, durability: 'none' });
     const files = Array.from({ length: 300 }, (_, index) => Buffer.from(`// file ${index}\n${'export const value = 1;\n'.repeat(100 + index)}`));
     const random = Buffer.from(Array.from({ length: 3000 }, (_, index) => (index * 7919 + 13) % 251)); // compresses poorly
+    const compressedOnWorkers = bundlesCompressedOffMainThread();
     await storage.append(key, [scanned([...files, random])], blobsOf([...files, random]));
+    // Compressed on the worker threads (from the sources, through the test loader), not by this one.
+    expect(bundlesCompressedOffMainThread() - compressedOnWorkers).toBeGreaterThan(0);
     const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
     const raw = files.reduce((sum, bytes) => sum + bytes.length, 0);
     expect(fs.statSync(packPath).size).toBeLessThan(raw / 5);

@@ -2,6 +2,7 @@ import os from 'node:os';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { mapConcurrently } from '../../util/concurrency.js';
+import { WorkerPool, workerModule } from '../../util/worker-pool.js';
 import type { BlobWrite, SessionKey } from '../storage-adapter.js';
 import type { BlobPack, PackBlob } from './blob-pack.js';
 import { writeLooseBlob } from './loose-blobs.js';
@@ -17,15 +18,16 @@ const bundleBytes = 128 * 1024;
 /** A write of at least this many first versions at once is a bulk backup (a capture scope's first scan): bundled. */
 const bulkMinimumBlobs = 16;
 /**
- * Bundles compressed at once. Each compressor holds about 400 KiB of zlib
- * state and its output buffers, which V8 counts as external memory: a first
- * scan of 500,000 files that started every bundle of a 16 MiB batch at once
- * (128 compressors) spent half its time in the full garbage collections that
- * memory set off. As many as the processor and libuv's 4 pool threads can
- * run side by side is enough; each writes into one buffer the size of a
- * bundle rather than 16 KiB chunks joined afterwards.
+ * Bundles are compressed on two worker threads. Each compressor holds about
+ * 400 KiB of zlib state and its output buffers, which V8 counts as external
+ * memory of the thread that made it, and each such megabyte brings that
+ * thread's next full garbage collection closer. On the caller's thread, whose
+ * heap holds the session state (a gigabyte at 500,000 files), those
+ * collections took half of a first scan's time; a worker's heap is small.
  */
-const compressors = Math.max(1, Math.min(4, os.availableParallelism()));
+const compressorPool = new WorkerPool<Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>>(workerModule(import.meta.url, 'deflate-worker'), 2);
+/** Without workers (a one-file bundle of the library, or workers that failed): as many at once as libuv's 4 pool threads run. */
+const compressorsHere = Math.max(1, Math.min(4, os.availableParallelism()));
 
 export interface BlobPlacement {
   packs: SessionPacks;
@@ -87,10 +89,48 @@ async function appendBundles(pack: BlobPack, blobs: readonly BlobWrite[]): Promi
     groups.at(-1)!.push(blob);
     size += blob.bytes.length;
   }
-  const compressed = await mapConcurrently(groups, compressors, (group) => deflateRaw(Buffer.concat(group.map((blob) => blob.bytes)), { level: 1, chunkSize: bundleBytes }));
+  const compressed = await compressBundles(groups.map((group) => group.map((blob) => blob.bytes)));
   groups.forEach((group, index) => {
     const raw = group.reduce((sum, blob) => sum + blob.bytes.length, 0);
     if (compressed[index]!.length < raw * 0.9) pack.appendBundle(group, compressed[index]!);
     else pack.append(group);
   });
+}
+
+let bundlesCompressedOnWorkers = 0;
+
+/** How many bundles worker threads have compressed in this process: for tests, that a bulk backup really left this thread. */
+export function bundlesCompressedOffMainThread(): number {
+  return bundlesCompressedOnWorkers;
+}
+
+/** Each bundle's members deflated as one raw stream, on the compressor threads when they run. */
+async function compressBundles(bundles: ReadonlyArray<readonly Uint8Array[]>): Promise<Buffer[]> {
+  const workers = compressorPool.get();
+  if (workers !== undefined) {
+    try {
+      // Two bundles in flight per worker: one compressed while the other's bytes travel.
+      return await mapConcurrently(bundles, workers.length * 2, async (members, index) => {
+        const raw = joined(members);
+        const compressed = await workers[index % workers.length]!.run(raw, [raw.buffer]);
+        bundlesCompressedOnWorkers += 1;
+        return Buffer.from(compressed.buffer, compressed.byteOffset, compressed.byteLength);
+      });
+    } catch {
+      // A worker failed (the pool is given up): every bundle again, here; the members' own bytes were never moved.
+    }
+  }
+  return mapConcurrently(bundles, compressorsHere, (members) => deflateRaw(joined(members), { level: 1, chunkSize: bundleBytes }));
+}
+
+/** The members' bytes one after another, in a buffer of their own (never a slice of a shared pool, so it can be moved). */
+function joined(members: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  // Not zero-filled (every byte is written below), and never from the shared pool (`allocUnsafeSlow`).
+  const raw = Buffer.allocUnsafeSlow(members.reduce((sum, member) => sum + member.length, 0));
+  let at = 0;
+  for (const member of members) {
+    raw.set(member, at);
+    at += member.length;
+  }
+  return raw;
 }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'tsup';
+import { workers } from '../../../tsup.config.js';
 
 const repository = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -28,8 +29,7 @@ export async function buildCli(): Promise<BuiltCli> {
     // The worker-thread modules too, beside the chunks, as the package has them: large rewinds load them by path.
     entry: {
       cli: path.join(repository, 'src/cli/main.ts'),
-      'workers/replace-worker': path.join(repository, 'src/fs/workers/replace-worker.ts'),
-      'workers/lstat-worker': path.join(repository, 'src/fs/workers/lstat-worker.ts'),
+      ...Object.fromEntries(Object.entries(workers).map(([name, source]) => [name, path.join(repository, source)])),
     },
     format: ['esm'],
     outDir: directory,
