@@ -140,11 +140,27 @@ function readEntry(entry: ScopeEntry): { bytes: Buffer; stat: fs.BigIntStats } |
   try {
     const stat = fs.fstatSync(fd, { bigint: true });
     if (!stat.isFile() || stat.ino !== entry.stat.ino || stat.dev !== entry.stat.dev) return undefined;
-    const bytes = fs.readFileSync(fd);
+    const bytes = readAll(fd, Number(stat.size));
     const after = fs.fstatSync(fd, { bigint: true });
     if (after.mtimeNs !== stat.mtimeNs || after.size !== stat.size) return undefined;
     return { bytes, stat };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * The `size` bytes of the file open at `fd`, fewer if it ends sooner (the
+ * check after the read then finds it changed). `readFileSync` would ask for
+ * the size again: one system call per file more, 500,000 in a first scan.
+ */
+function readAll(fd: number, size: number): Buffer {
+  const bytes = Buffer.allocUnsafe(size);
+  let read = 0;
+  while (read < size) {
+    const got = fs.readSync(fd, bytes, read, size - read, read);
+    if (got === 0) break;
+    read += got;
+  }
+  return read === size ? bytes : bytes.subarray(0, read);
 }
