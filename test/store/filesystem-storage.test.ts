@@ -127,6 +127,40 @@ describe('filesystem storage', () => {
     return { directory, log, bytes, hash, file: path.join(directory, 'blobs', hash.slice(0, 2), hash) };
   }
 
+  it('never appends to a log or pack through a link, nor into a FIFO: STORE_IO naming the file, and what a link leads to is unchanged', async () => {
+    const directory = storeDirectory();
+    const files = Array.from({ length: 40 }, (_, index) => Buffer.from(`// file ${index}\n${'const a = 1;\n'.repeat(50)}`));
+    const writer = filesystemStorage({ directory, durability: 'none' });
+    await writer.append(key, [scanned(files)], blobsOf(files));
+    await writer.close();
+    const packPath = path.join(directory, 'blobs', 'packs', key.projectKey, `${key.sessionId}.pack`);
+    const logPath = (await fs.promises.readdir(path.join(directory, 'projects', key.projectKey))).map((name) => path.join(directory, 'projects', key.projectKey, name)).find((file) => file.endsWith('.jsonl'))!;
+    const outside = path.join(storeDirectory(), 'outside.bin');
+    const more = [Buffer.from('one more file\n')];
+    for (const [target, link] of [
+      [packPath, true],
+      [logPath, true],
+      [packPath, false],
+    ] as const) {
+      const original = fs.readFileSync(target);
+      fs.writeFileSync(outside, 'bytes outside the store\n');
+      fs.rmSync(target);
+      if (link) fs.symlinkSync(outside, target);
+      else execFileSync('mkfifo', [target]);
+      const storage = filesystemStorage({ directory, durability: 'none' });
+      const error = await storage.append(key, [changed([[0, more[0]!]])], blobsOf(more)).then(() => undefined, (caught: unknown) => caught);
+      expect(error, target).toMatchObject({ code: 'STORE_IO', details: { path: target } });
+      expect((error as Error).message).toContain(link ? 'is a symbolic link' : 'is not a regular file');
+      if (target === packPath) expect(await storage.getBlob(key, sha(files[0]!)).then(() => 'read', (caught: { code?: string }) => caught.code)).toBe('STORE_IO');
+      expect(fs.readFileSync(outside, 'utf8')).toBe('bytes outside the store\n');
+      await storage.close();
+      fs.rmSync(target);
+      fs.writeFileSync(target, original);
+    }
+    const reader = filesystemStorage({ directory });
+    for (const bytes of files) expect(Buffer.from((await reader.getBlob(key, sha(bytes)))!).equals(bytes)).toBe(true);
+  });
+
   it('checks every blob against its hash on read, and never reads a blob through a link', async () => {
     const { directory, log, bytes, hash, file } = await storedLooseBlob();
     expect(await log.readBlob(hash)).toEqual({ ok: true, bytes });

@@ -4,6 +4,7 @@ import { constants as zlibConstants, crc32, deflateRawSync, inflateRawSync } fro
 import { flushFileData, writeAllAt } from '../../fs/flush.js';
 import { commonPrefixLength, commonSuffixLength } from '../../util/byte-compare.js';
 import type { BlobWrite } from '../storage-adapter.js';
+import { openStoreFile } from './store-file.js';
 
 /**
  * A pack: one append-only file holding a session's smaller blobs back to back.
@@ -119,7 +120,7 @@ export class BlobPack {
   static open(path: string, mode: 'read' | 'write'): BlobPack | undefined {
     let fd: number;
     try {
-      fd = fs.openSync(path, mode === 'write' ? fs.constants.O_RDWR | fs.constants.O_CREAT : fs.constants.O_RDONLY, 0o600);
+      fd = openStoreFile(path, mode === 'write' ? fs.constants.O_RDWR | fs.constants.O_CREAT : fs.constants.O_RDONLY, 'the blob pack');
     } catch (error) {
       if (mode === 'read' && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { RewindableError, RewindableErrorCode, storeIoError } from '../../errors.js';
+import { RewindableError, storeIoError } from '../../errors.js';
 import { flushDirectory, flushFileData, writeAll } from '../../fs/flush.js';
 import type { SessionKey, StoreEntry } from '../storage-adapter.js';
 import { flushCreatedDirectories } from './created-directories.js';
 import { parseLog } from './log-lines.js';
 import { projectFolder } from './project-folders.js';
+import { openStoreFile } from './store-file.js';
 
 /**
  * One session log open for appending. Its length is kept here rather than
@@ -93,7 +94,7 @@ export class LogFiles {
   async appender(key: SessionKey): Promise<LogAppender> {
     const file = path.join(await this.ensureProjectFolder(key.projectKey), `${key.sessionId}.jsonl`);
     const existed = fs.existsSync(file);
-    const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND, 0o600);
+    const fd = openStoreFile(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND, `the log of session ${key.sessionId}`);
     let length: number;
     try {
       const size = fs.fstatSync(fd).size;
@@ -150,19 +151,8 @@ export function keyString(key: SessionKey): string {
 
 /** A session log's bytes, never read through a link (ENOENT when there is none). */
 function readLogFile(file: string, sessionId: string): Buffer {
-  let fd: number;
+  const fd = openStoreFile(file, fs.constants.O_RDONLY, `the log of session ${sessionId}`);
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
-    throw new RewindableError(
-      RewindableErrorCode.STORE_IO,
-      `The log of session ${sessionId}, ${file}, is a symbolic link: the store never reads a log through a link. Replace it with the file it leads to, or remove it.`,
-      { details: { path: file } },
-    );
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) throw new Error('it is not a regular file');
     return fs.readFileSync(fd);
   } finally {
     fs.closeSync(fd);
