@@ -95,13 +95,14 @@ export function readLogRecords(logPath: string): Array<Record<string, unknown>> 
 }
 
 /**
- * A sandbox for a kill sweep: on a memory filesystem (/dev/shm) when the machine has one. A SIGKILL leaves the
- * page cache as it is, so the reopening process reads what it would read from a disk, and the library makes the
- * same calls there (tmpfs has the nanosecond timestamps of ext4); only its flushes, about 3.5 ms each on the disk
- * of a 2-core CI machine, cost nothing. A sweep starts hundreds of children that flush dozens of times each.
+ * A sandbox on a memory filesystem (/dev/shm) when the machine has one, for the sweeps whose outcome cannot
+ * depend on a flush reaching the disk: a SIGKILL leaves the page cache as it is, so the reopening process reads
+ * what it would read from a disk, and an injected fault fails a call before it is made. The library makes the same
+ * calls there (tmpfs has the nanosecond timestamps of ext4); only its flushes, about 3.5 ms each on the disk of a
+ * 2-core CI machine, cost nothing. A sweep replays its operation hundreds of times, flushing dozens of times each.
  */
-export function createKillSweepSandbox(): Sandbox {
-  return createSandbox('rewindable-kill-sweep-', memoryFilesystem() ?? os.tmpdir());
+export function createMemorySandbox(): Sandbox {
+  return createSandbox('rewindable-sweep-', memoryFilesystem() ?? os.tmpdir());
 }
 
 function memoryFilesystem(): string | undefined {
