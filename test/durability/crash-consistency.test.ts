@@ -15,7 +15,7 @@ import {
   type FileSet,
   type StepReport,
 } from './helpers/crash-scenario.js';
-import { createSandbox, readLogRecords, type Sandbox } from './helpers/sandbox.js';
+import { createSandbox, createMemorySandbox, readLogRecords, type Sandbox } from './helpers/sandbox.js';
 
 /**
  * Crash consistency. A child process plays a session of tracked edits,
@@ -36,7 +36,7 @@ const callsAfterStep: Record<'full' | 'none', number[]> = { full: [], none: [] }
 beforeAll(async () => {
   worker = await bundledWorker('crash-session');
   for (const durability of ['full', 'none'] as const) {
-    const sandbox = createSandbox();
+    const sandbox = createMemorySandbox();
     try {
       sandbox.writeFiles(originalFiles);
       const run = await runChild(worker, { ...config(sandbox, durability, null), reportFiles: true });
@@ -185,7 +185,7 @@ async function expectPreviewOfRest(manager: CheckpointManager, sandbox: Sandbox,
 
 /** With `step`, the kill (at a call, or after the end record) is made inside that step (`CrashWorkerConfig.killInStep`). */
 async function killAndCheck(durability: 'full' | 'none', killAt: number | 'after-rewind-end', step?: number): Promise<string> {
-  const sandbox = createSandbox();
+  const sandbox = createMemorySandbox();
   try {
     sandbox.writeFiles(originalFiles);
     const run = await runChild(worker, {
@@ -283,7 +283,7 @@ describe('crash consistency (SIGKILL at deterministic kill points)', () => {
     const first = rewindSteps[0]!;
     const [start, end] = [callsAfterStep.full[first - 1]!, callsAfterStep.full[first]!];
     const firstKill = start + Math.round((end - start) * 0.6); // among the rewind's file writes
-    const sandbox = createSandbox();
+    const sandbox = createMemorySandbox();
     const golden = `${sandbox.base}.golden`;
     try {
       sandbox.writeFiles(originalFiles);
@@ -317,6 +317,7 @@ describe('crash consistency (SIGKILL at deterministic kill points)', () => {
   it('a few kills at random moments (time-based, delays printed on failure)', async () => {
     const delays = Array.from({ length: 6 }, () => 150 + Math.floor(Math.random() * 450));
     await forEachLimited(delays, 2, async (delay) => {
+      // On the disk: the delays fall within a run that flushes to one (a run in memory could finish first).
       const sandbox = createSandbox();
       try {
         sandbox.writeFiles(originalFiles);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckpointManager, filesystemStorage, RewindableError } from '../../src/index.js';
 import type { FileSet } from './helpers/crash-scenario.js';
 import { errnoError, failingCalls, instrumentFs } from './helpers/fs-instrument.js';
-import { createSandbox, type Sandbox } from './helpers/sandbox.js';
+import { createMemorySandbox, type Sandbox } from './helpers/sandbox.js';
 
 /**
  * Fault injection. The Nth filesystem call the library makes during an
@@ -67,7 +67,7 @@ async function openSession(durability: 'full' | 'none'): Promise<{ manager: Chec
 }
 
 beforeAll(async () => {
-  sandbox = createSandbox();
+  sandbox = createMemorySandbox();
   golden = `${sandbox.base}.golden`;
   sandbox.writeFiles(originals);
   const storage = filesystemStorage({ directory: sandbox.store, durability: 'full', looseBlobMinBytes });

@@ -5,7 +5,7 @@ import { CheckpointManager } from '../../src/index.js';
 import { bundledWorker } from './helpers/bundle.js';
 import { forEachLimited, runChild } from './helpers/child-process.js';
 import type { FileSet } from './helpers/crash-scenario.js';
-import { createSandbox, type Sandbox } from './helpers/sandbox.js';
+import { createMemorySandbox, type Sandbox } from './helpers/sandbox.js';
 import { toolCrashFiles } from './helpers/tool-crash-scenario.js';
 
 /**
@@ -25,7 +25,7 @@ let totalCalls: number;
 
 beforeAll(async () => {
   worker = await bundledWorker('tool-crash');
-  const sandbox = createSandbox();
+  const sandbox = createMemorySandbox();
   try {
     sandbox.writeFiles(toolCrashFiles);
     const run = await runChild(worker, { root: sandbox.root, store: sandbox.store, sessionId, killAt: null });
@@ -40,7 +40,7 @@ beforeAll(async () => {
 
 /** Kills the child before library fs call `killAt`, reopens the session, and checks what it left. */
 async function killAndReopen(killAt: number): Promise<void> {
-  const sandbox: Sandbox = createSandbox();
+  const sandbox: Sandbox = createMemorySandbox();
   try {
     sandbox.writeFiles(toolCrashFiles);
     const run = await runChild(worker, { root: sandbox.root, store: sandbox.store, sessionId, killAt });
