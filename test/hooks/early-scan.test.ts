@@ -91,6 +91,35 @@ async function bash(project: TempProject, agent: AgentSession, command: string, 
   expect(await runHook(cli, project.store, events.postTool(agent, 'Bash', input, pre.tool_use_id), [], env)).toEqual(ok);
 }
 
+/**
+ * The command's record is `expected` in both projects (early scan on, and off), their trees are alike, and a rewind
+ * of the early one to its first checkpoint (the prompt) brings back `promptTime` byte for byte.
+ */
+async function expectSameRecordThenRewind(
+  runs: { early: TempProject; earlyAgent: AgentSession; late: TempProject; lateAgent: AgentSession },
+  expected: Pick<LogRecord, 'created' | 'modified' | 'deleted'>,
+  promptTime: ReturnType<TempProject['snapshot']>,
+): Promise<void> {
+  const { early, earlyAgent, late, lateAgent } = runs;
+  expect(commandsOf(late, lateAgent.sessionId)).toEqual([expected]);
+  expect(commandsOf(early, earlyAgent.sessionId)).toEqual([expected]);
+  expect(early.snapshot()).toEqual(late.snapshot());
+  const [first] = JSON.parse((await rewindable(cli, early.store, ['checkpoints', earlyAgent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string }>;
+  const rewound = await rewindable(cli, early.store, ['rewind', earlyAgent.sessionId, first!.id, '--yes']);
+  expect(rewound.stderr).toBe('');
+  expect(rewound.code).toBe(0);
+  expect(early.snapshot()).toEqual(promptTime);
+}
+
+/** Two projects seeded alike, each with its agent session: one run with the early scan, one without. */
+function twoRuns(seedWith: (project: TempProject) => void) {
+  const early = tempProject();
+  const late = tempProject();
+  seedWith(early);
+  seedWith(late);
+  return { early, late, earlyAgent: agentSession(early.root), lateAgent: agentSession(late.root) };
+}
+
 function seed(project: TempProject): void {
   for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'sub/e.txt', 'sub/f.txt']) project.write(name, `${name} v1\n`);
 }
@@ -114,12 +143,7 @@ async function firstTurn(project: TempProject, agent: AgentSession, env: Record<
 
 describe('the session\'s first scan, run by the hook server after the first prompt', () => {
   it('runs in the background after the first prompt: the first Bash hook records what a full scan records then', async () => {
-    const early = tempProject();
-    const late = tempProject();
-    seed(early);
-    seed(late);
-    const earlyAgent = agentSession(early.root);
-    const lateAgent = agentSession(late.root);
+    const { early, late, earlyAgent, lateAgent } = twoRuns(seed);
     const promptTime = early.snapshot();
 
     await firstTurn(early, earlyAgent, {}, async () => {
@@ -134,17 +158,9 @@ describe('the session\'s first scan, run by the hook server after the first prom
 
     // The command's record, from the scan before it: the same with the early scan as with the full scan at the Bash hook.
     const expected = { created: ['made.txt', 'moved.txt'], modified: ['a.txt', 'd.txt'], deleted: ['new.txt', 'sub/e.txt'] };
-    expect(commandsOf(late, lateAgent.sessionId)).toEqual([expected]);
-    expect(commandsOf(early, earlyAgent.sessionId)).toEqual([expected]);
-    expect(early.snapshot()).toEqual(late.snapshot());
-
     // A rewind to the prompt: with the early scan, the tree as it was at the prompt, byte for byte (what the user
     // changed before the Bash call was backed up as it was at the prompt; the file they created goes).
-    const [first] = JSON.parse((await rewindable(cli, early.store, ['checkpoints', earlyAgent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string }>;
-    const rewound = await rewindable(cli, early.store, ['rewind', earlyAgent.sessionId, first!.id, '--yes']);
-    expect(rewound.stderr).toBe('');
-    expect(rewound.code).toBe(0);
-    expect(early.snapshot()).toEqual(promptTime);
+    await expectSameRecordThenRewind({ early, earlyAgent, late, lateAgent }, expected, promptTime);
   });
 
   it('a Bash hook right after the prompt waits for the scan in progress, and sees every change made during it', async () => {
@@ -261,12 +277,7 @@ describe('the early first scan gives way to the events that do not need it', () 
   const editB = (project: TempProject, agent: AgentSession) => events.preTool(agent, 'Edit', { file_path: project.file('b.txt'), old_string: 'v1', new_string: 'v2' });
 
   it('an Edit during the scan stops it and is answered; the scan starts again and completes; the Bash hook records what a run without it records', async () => {
-    const early = tempProject();
-    const late = tempProject();
-    seedLarge(early);
-    seedLarge(late);
-    const earlyAgent = agentSession(early.root);
-    const lateAgent = agentSession(late.root);
+    const { early, late, earlyAgent, lateAgent } = twoRuns(seedLarge);
     const promptTime = early.snapshot();
 
     expect(await runHook(cli, early.store, events.prompt(earlyAgent, 'First turn'), [], hold)).toEqual(ok);
@@ -288,25 +299,12 @@ describe('the early first scan gives way to the events that do not need it', () 
     late.write('b.txt', 'b.txt v2\n');
     await changesThenBash(late, lateAgent, off);
 
-    expect(commandsOf(late, lateAgent.sessionId)).toEqual([expected]);
-    expect(commandsOf(early, earlyAgent.sessionId)).toEqual([expected]);
-    expect(early.snapshot()).toEqual(late.snapshot());
-
     // A rewind to the prompt: every file as it was then, byte for byte (b.txt from the Edit's backup).
-    const [first] = JSON.parse((await rewindable(cli, early.store, ['checkpoints', earlyAgent.sessionId, '--json'])).stdout).checkpoints as Array<{ id: string }>;
-    const rewound = await rewindable(cli, early.store, ['rewind', earlyAgent.sessionId, first!.id, '--yes']);
-    expect(rewound.stderr).toBe('');
-    expect(rewound.code).toBe(0);
-    expect(early.snapshot()).toEqual(promptTime);
+    await expectSameRecordThenRewind({ early, earlyAgent, late, lateAgent }, expected, promptTime);
   });
 
   it('a Bash hook during the scan waits for it: the scan is not stopped, and the command is recorded as a run without it records it', async () => {
-    const early = tempProject();
-    const late = tempProject();
-    seedLarge(early);
-    seedLarge(late);
-    const earlyAgent = agentSession(early.root);
-    const lateAgent = agentSession(late.root);
+    const { early, late, earlyAgent, lateAgent } = twoRuns(seedLarge);
 
     expect(await runHook(cli, early.store, events.prompt(earlyAgent, 'First turn'), [], hold)).toEqual(ok);
     await scanHeld(early, earlyAgent);
