@@ -7,16 +7,18 @@ import { RewindableError, RewindableErrorCode } from '../../errors.js';
  * a link where a log or pack belongs, and writing through it (an append, or
  * the cut of a torn tail) would change a file outside the store. Never
  * blocks on a FIFO put there. `what` names the file in the error, as "the
- * log of session …". Errors other than those (ENOENT, EACCES) are thrown as
- * they are.
+ * log of session …". Other errors (ENOENT, EACCES) are thrown as they are.
  */
 export function openStoreFile(file: string, flags: number, what: string, mode = 0o600): number {
   let fd: number;
   try {
     fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0), mode);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
-    throw notAFile(file, what, 'is a symbolic link');
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw notAFile(file, what, 'is a symbolic link');
+    // A socket cannot be opened at all.
+    if (code === 'ENXIO') throw notAFile(file, what, 'is not a regular file');
+    throw error;
   }
   let regular: boolean;
   try {
