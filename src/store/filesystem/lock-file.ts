@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { storeIoError } from '../../errors.js';
 import { unlessMissing } from './missing-entries.js';
 import { safeLstat } from './quiet-lookup.js';
+import { openRegularFile, type StoreFileOpening } from './store-file.js';
 
 /**
  * A session's lock file: JSON naming the process that holds the session. Its
@@ -57,29 +58,26 @@ export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock
   const entry = lstatUnlessMissing(file);
   if (entry === undefined) return undefined;
   if (!entry.isFile()) return strayEntry(entry);
-  let fd: number;
+  let opened: StoreFileOpening;
   try {
-    // Non-blocking: the file may have become a FIFO since the lstat, and opening one would wait for a writer.
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    opened = openRegularFile(file, fs.constants.O_RDONLY);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    // Replaced by a link or a socket since the lstat.
-    if (code === 'ELOOP' || code === 'ENXIO') {
-      const replaced = lstatUnlessMissing(file);
-      return replaced === undefined ? undefined : strayEntry(replaced);
-    }
     throw storeIoError(`read the session lock ${file}`, error);
   }
+  if ('missing' in opened) return undefined;
+  if ('refused' in opened) {
+    // Replaced by a link, a FIFO or a socket since the lstat.
+    const replaced = lstatUnlessMissing(file);
+    return replaced === undefined ? undefined : strayEntry(replaced);
+  }
   try {
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) return strayEntry(stat);
-    const content = fs.readFileSync(fd, 'utf8');
+    const stat = fs.fstatSync(opened.fd);
+    const content = fs.readFileSync(opened.fd, 'utf8');
     const found = { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
-    whileOpen?.(fd, found);
+    whileOpen?.(opened.fd, found);
     return found;
   } finally {
-    fs.closeSync(fd);
+    fs.closeSync(opened.fd);
   }
 }
 
