@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { storeIoError } from '../../errors.js';
-import { unlessMissing } from './missing-entries.js';
-import { safeLstat } from './quiet-lookup.js';
+import { safeLstat, unlessMissing } from './missing-entries.js';
 import { openRegularFile, type StoreFileOpening } from './store-file.js';
 
 /**

@@ -3,8 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createByLink } from './create-by-link.js';
 import { flushCreatedDirectories } from './created-directories.js';
-import { unlessMissing } from './missing-entries.js';
-import { entriesIn, safeLstat } from './quiet-lookup.js';
+import { entriesIn, safeLstat, unlessMissing } from './missing-entries.js';
 import { openRegularFile, readAndClose } from './store-file.js';
 
 /**
