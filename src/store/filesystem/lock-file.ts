@@ -70,9 +70,8 @@ export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock
     return replaced === undefined ? undefined : strayEntry(replaced);
   }
   try {
-    const stat = fs.fstatSync(opened.fd);
     const content = fs.readFileSync(opened.fd, 'utf8');
-    const found = { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
+    const found = { content, owner: parseOwner(content), renewedAtMs: opened.stat.mtimeMs };
     whileOpen?.(opened.fd, found);
     return found;
   } finally {

@@ -8,7 +8,7 @@ import { RewindableError, RewindableErrorCode } from '../../errors.js';
  * append, the cut of a torn tail) would change one. `missing` is ENOENT, the
  * error itself, for callers that pass it on.
  */
-export type StoreFileOpening = { fd: number } | { refused: 'is a symbolic link' | 'is not a regular file' } | { missing: NodeJS.ErrnoException };
+export type StoreFileOpening = { fd: number; stat: fs.Stats } | { refused: 'is a symbolic link' | 'is not a regular file' } | { missing: NodeJS.ErrnoException };
 
 /**
  * Opens `file` never through a link and only if it is a regular file, and
@@ -26,14 +26,14 @@ export function openRegularFile(file: string, flags: number, mode = 0o600): Stor
     if (code === 'ENXIO') return { refused: 'is not a regular file' };
     throw error;
   }
-  let regular: boolean;
+  let stat: fs.Stats;
   try {
-    regular = fs.fstatSync(fd).isFile();
+    stat = fs.fstatSync(fd);
   } catch (error) {
     fs.closeSync(fd);
     throw error;
   }
-  if (regular) return { fd };
+  if (stat.isFile()) return { fd, stat };
   fs.closeSync(fd);
   return { refused: 'is not a regular file' };
 }
