@@ -23,10 +23,7 @@ const lockOwnerSchema = z.object({
   hostname: z.string(),
   /** Process start time from /proc, so a recycled pid is not taken for the owner. */
   processStart: z.string().nullable().default(null),
-  /**
-   * The holder's PID namespace and boot (see lock-holder-identity.ts): its pid
-   * is checked only from the same ones. Absent in locks of older versions.
-   */
+  /** The holder's PID namespace and boot (see lock-holder-identity.ts); absent in locks of older versions. */
   pidNamespace: z.string().nullable().optional(),
   bootId: z.string().nullable().optional(),
   /** Drawn by each holder: a lock is the holder's own only while the file carries this. */

@@ -14,10 +14,10 @@ export type StoreFileOpening = { fd: number; stat: fs.Stats } | { refused: 'is a
  * Opens `file` never through a link and only if it is a regular file, and
  * never blocks on a FIFO put there. Errors other than ENOENT are thrown as they are.
  */
-export function openRegularFile(file: string, flags: number, mode = 0o600): StoreFileOpening {
+export function openRegularFile(file: string, flags: number): StoreFileOpening {
   let fd: number;
   try {
-    fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0), mode);
+    fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0), 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { missing: error as NodeJS.ErrnoException };
@@ -42,8 +42,8 @@ export function openRegularFile(file: string, flags: number, mode = 0o600): Stor
  * `openRegularFile` for a log or pack: a refusal is a STORE_IO error, `what`
  * naming the file in it (as "the log of session …"); ENOENT is thrown as it is.
  */
-export function openStoreFile(file: string, flags: number, what: string, mode = 0o600): number {
-  const opened = openRegularFile(file, flags, mode);
+export function openStoreFile(file: string, flags: number, what: string): number {
+  const opened = openRegularFile(file, flags);
   if ('missing' in opened) throw opened.missing;
   if ('refused' in opened) throw notAFile(file, what, opened.refused);
   return opened.fd;
