@@ -60,8 +60,8 @@ export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock
   } catch (error) {
     throw storeIoError(`read the session lock ${file}`, error);
   }
-  if ('missing' in opened) return undefined;
-  if ('refused' in opened) {
+  if (opened.kind === 'missing') return undefined;
+  if (opened.kind === 'refused') {
     // Replaced by a link, a FIFO or a socket since the lstat.
     const replaced = lstatUnlessMissing(file);
     return replaced === undefined ? undefined : strayEntry(replaced);

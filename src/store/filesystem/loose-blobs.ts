@@ -139,7 +139,7 @@ function asideCopies(target: string): string[] {
 /** Blob damage is a plain Error on purpose: the caller turns it into a reason the blob is unusable, not a STORE_IO failure. */
 function readRegularFile(file: string): Buffer | null {
   const opened = openRegularFile(file, fs.constants.O_RDONLY);
-  if ('missing' in opened) return null;
-  if ('refused' in opened) throw new Error(`blob ${path.basename(file)} ${opened.refused}`);
+  if (opened.kind === 'missing') return null;
+  if (opened.kind === 'refused') throw new Error(`blob ${path.basename(file)} ${opened.refused}`);
   return readAndClose(opened.fd);
 }

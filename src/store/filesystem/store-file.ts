@@ -8,7 +8,10 @@ import { RewindableError, RewindableErrorCode } from '../../errors.js';
  * append, the cut of a torn tail) would change one. `missing` is ENOENT, the
  * error itself, for callers that pass it on.
  */
-export type StoreFileOpening = { fd: number; stat: fs.Stats } | { refused: 'is a symbolic link' | 'is not a regular file' } | { missing: NodeJS.ErrnoException };
+export type StoreFileOpening =
+  | { kind: 'open'; fd: number; stat: fs.Stats }
+  | { kind: 'refused'; refused: 'is a symbolic link' | 'is not a regular file' }
+  | { kind: 'missing'; missing: NodeJS.ErrnoException };
 
 /**
  * Opens `file` never through a link and only if it is a regular file, and
@@ -20,10 +23,10 @@ export function openRegularFile(file: string, flags: number): StoreFileOpening {
     fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0), 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { missing: error as NodeJS.ErrnoException };
-    if (code === 'ELOOP') return { refused: 'is a symbolic link' };
+    if (code === 'ENOENT') return { kind: 'missing', missing: error as NodeJS.ErrnoException };
+    if (code === 'ELOOP') return { kind: 'refused', refused: 'is a symbolic link' };
     // A socket cannot be opened at all.
-    if (code === 'ENXIO') return { refused: 'is not a regular file' };
+    if (code === 'ENXIO') return { kind: 'refused', refused: 'is not a regular file' };
     throw error;
   }
   let stat: fs.Stats;
@@ -33,9 +36,9 @@ export function openRegularFile(file: string, flags: number): StoreFileOpening {
     fs.closeSync(fd);
     throw error;
   }
-  if (stat.isFile()) return { fd, stat };
+  if (stat.isFile()) return { kind: 'open', fd, stat };
   fs.closeSync(fd);
-  return { refused: 'is not a regular file' };
+  return { kind: 'refused', refused: 'is not a regular file' };
 }
 
 /**
@@ -44,8 +47,8 @@ export function openRegularFile(file: string, flags: number): StoreFileOpening {
  */
 export function openStoreFile(file: string, flags: number, what: string): number {
   const opened = openRegularFile(file, flags);
-  if ('missing' in opened) throw opened.missing;
-  if ('refused' in opened) throw notAFile(file, what, opened.refused);
+  if (opened.kind === 'missing') throw opened.missing;
+  if (opened.kind === 'refused') throw notAFile(file, what, opened.refused);
   return opened.fd;
 }
 
