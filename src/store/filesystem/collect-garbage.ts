@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isAsideName, removeStaleLooseBlob, restoreAside } from './loose-blobs.js';
-import { entriesIn, safeLstat } from './quiet-lookup.js';
+import { entriesIn, safeLstat } from './missing-entries.js';
 
 /**
  * The filesystem store's garbage collection: packs of sessions that have no

@@ -8,11 +8,10 @@ import { keyString, LogFiles } from './log-files.js';
 import { encodeLines } from './log-lines.js';
 import { maximumLeaseMs } from './lock-file.js';
 import { hasLooseBlob, readLooseBlob } from './loose-blobs.js';
-import { listFolder } from './missing-entries.js';
+import { entriesIn, listFolder, safeLstat } from './missing-entries.js';
 import { PathVersions } from '../path-versions.js';
 import { defaultStoreDirectory } from '../default-store-directory.js';
 import { linkedProjectFolders, listProjectFolders, projectFolder } from './project-folders.js';
-import { entriesIn, safeLstat } from './quiet-lookup.js';
 import { SessionPacks } from './session-packs.js';
 import { acquireSessionLock, breakSessionLock, defaultLockLeaseMs, inspectSessionLock, type SessionLockHolder } from './session-lock.js';
 

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { storeIoError } from '../../errors.js';
-import { unlessMissing } from './missing-entries.js';
-import { safeLstat } from './quiet-lookup.js';
+import { safeLstat, unlessMissing } from './missing-entries.js';
+import { openRegularFile, type StoreFileOpening } from './store-file.js';
 
 /**
  * A session's lock file: JSON naming the process that holds the session. Its
@@ -23,10 +23,7 @@ const lockOwnerSchema = z.object({
   hostname: z.string(),
   /** Process start time from /proc, so a recycled pid is not taken for the owner. */
   processStart: z.string().nullable().default(null),
-  /**
-   * The holder's PID namespace and boot (see lock-holder-identity.ts): its pid
-   * is checked only from the same ones. Absent in locks of older versions.
-   */
+  /** The holder's PID namespace and boot (see lock-holder-identity.ts); absent in locks of older versions. */
   pidNamespace: z.string().nullable().optional(),
   bootId: z.string().nullable().optional(),
   /** Drawn by each holder: a lock is the holder's own only while the file carries this. */
@@ -57,29 +54,25 @@ export function readLock(file: string, whileOpen?: (fd: number, found: FoundLock
   const entry = lstatUnlessMissing(file);
   if (entry === undefined) return undefined;
   if (!entry.isFile()) return strayEntry(entry);
-  let fd: number;
+  let opened: StoreFileOpening;
   try {
-    // Non-blocking: the file may have become a FIFO since the lstat, and opening one would wait for a writer.
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    opened = openRegularFile(file, fs.constants.O_RDONLY);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    // Replaced by a link or a socket since the lstat.
-    if (code === 'ELOOP' || code === 'ENXIO') {
-      const replaced = lstatUnlessMissing(file);
-      return replaced === undefined ? undefined : strayEntry(replaced);
-    }
     throw storeIoError(`read the session lock ${file}`, error);
   }
+  if (opened.kind === 'missing') return undefined;
+  if (opened.kind === 'refused') {
+    // Replaced by a link, a FIFO or a socket since the lstat.
+    const replaced = lstatUnlessMissing(file);
+    return replaced === undefined ? undefined : strayEntry(replaced);
+  }
   try {
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) return strayEntry(stat);
-    const content = fs.readFileSync(fd, 'utf8');
-    const found = { content, owner: parseOwner(content), renewedAtMs: stat.mtimeMs };
-    whileOpen?.(fd, found);
+    const content = fs.readFileSync(opened.fd, 'utf8');
+    const found = { content, owner: parseOwner(content), renewedAtMs: opened.stat.mtimeMs };
+    whileOpen?.(opened.fd, found);
     return found;
   } finally {
-    fs.closeSync(fd);
+    fs.closeSync(opened.fd);
   }
 }
 

@@ -6,7 +6,7 @@ import type { SessionKey, StoreEntry } from '../storage-adapter.js';
 import { flushCreatedDirectories } from './created-directories.js';
 import { parseLog } from './log-lines.js';
 import { projectFolder } from './project-folders.js';
-import { openStoreFile } from './store-file.js';
+import { openStoreFile, readAndClose } from './store-file.js';
 
 /**
  * One session log open for appending. Its length is kept here rather than
@@ -77,13 +77,18 @@ export class LogFiles {
     return path.join(this.projectsDirectory, key.projectKey, `${key.sessionId}.jsonl`);
   }
 
+  /** `path(key)`, its project's folder checked not to be a link (see project-folders.ts). */
+  private checkedPath(key: SessionKey): string {
+    projectFolder(this.projectsDirectory, key.projectKey);
+    return this.path(key);
+  }
+
   /** The project's folder, created if missing; never a link (see project-folders.ts). */
-  async ensureProjectFolder(projectKey: string): Promise<string> {
+  async ensureProjectFolder(projectKey: string): Promise<void> {
     const folder = projectFolder(this.projectsDirectory, projectKey);
-    if (fs.existsSync(folder)) return folder;
+    if (fs.existsSync(folder)) return;
     const firstCreated = fs.mkdirSync(folder, { recursive: true });
     if (this.durable && firstCreated !== undefined) await flushCreatedDirectories(folder, firstCreated);
-    return folder;
   }
 
   /** The session's appender when it is open already: a tool's backup appends without an await. */
@@ -92,7 +97,8 @@ export class LogFiles {
   }
 
   async appender(key: SessionKey): Promise<LogAppender> {
-    const file = path.join(await this.ensureProjectFolder(key.projectKey), `${key.sessionId}.jsonl`);
+    await this.ensureProjectFolder(key.projectKey);
+    const file = this.path(key);
     const existed = fs.existsSync(file);
     const fd = openStoreFile(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_APPEND, `the log of session ${key.sessionId}`);
     let length: number;
@@ -117,10 +123,10 @@ export class LogFiles {
 
   /** Every entry of the log, or null when there is none. */
   load(key: SessionKey): StoreEntry[] | null {
-    const file = this.path(key);
+    const file = this.checkedPath(key);
     let bytes: Buffer;
     try {
-      bytes = readLogFile(path.join(projectFolder(this.projectsDirectory, key.projectKey), `${key.sessionId}.jsonl`), key.sessionId);
+      bytes = readAndClose(openStoreFile(file, fs.constants.O_RDONLY, `the log of session ${key.sessionId}`));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       if (RewindableError.isInstance(error)) throw error;
@@ -136,7 +142,7 @@ export class LogFiles {
   delete(key: SessionKey): void {
     this.appenders.get(keyString(key))?.close();
     this.appenders.delete(keyString(key));
-    fs.rmSync(path.join(projectFolder(this.projectsDirectory, key.projectKey), `${key.sessionId}.jsonl`), { force: true });
+    fs.rmSync(this.checkedPath(key), { force: true });
   }
 
   closeAll(): void {
@@ -147,14 +153,4 @@ export class LogFiles {
 
 export function keyString(key: SessionKey): string {
   return `${key.projectKey}/${key.sessionId}`;
-}
-
-/** A session log's bytes, never read through a link (ENOENT when there is none). */
-function readLogFile(file: string, sessionId: string): Buffer {
-  const fd = openStoreFile(file, fs.constants.O_RDONLY, `the log of session ${sessionId}`);
-  try {
-    return fs.readFileSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createByLink } from './create-by-link.js';
 import { flushCreatedDirectories } from './created-directories.js';
-import { unlessMissing } from './missing-entries.js';
-import { entriesIn, safeLstat } from './quiet-lookup.js';
+import { entriesIn, safeLstat, unlessMissing } from './missing-entries.js';
+import { openRegularFile, readAndClose } from './store-file.js';
 
 /**
  * Loose blobs: one immutable file per blob at `blobs/<first 2 hex>/<sha256>`,
@@ -136,23 +136,10 @@ function asideCopies(target: string): string[] {
     .map((entry) => path.join(folder, entry.name));
 }
 
+/** Blob damage is a plain Error on purpose: the caller turns it into a reason the blob is unusable, not a STORE_IO failure. */
 function readRegularFile(file: string): Buffer | null {
-  let fd: number;
-  try {
-    // Non-blocking: a FIFO put where a blob belongs would otherwise hold the open until some writer came.
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
-    if (code === 'ELOOP') throw new Error(`blob ${path.basename(file)} is a symbolic link`);
-    // A socket cannot be opened at all.
-    if (code === 'ENXIO') throw new Error(`blob ${path.basename(file)} is not a regular file`);
-    throw error;
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) throw new Error(`blob ${path.basename(file)} is not a regular file`);
-    return fs.readFileSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  const opened = openRegularFile(file, fs.constants.O_RDONLY);
+  if (opened.kind === 'missing') return null;
+  if (opened.kind === 'refused') throw new Error(`blob ${path.basename(file)} ${opened.refused}`);
+  return readAndClose(opened.fd);
 }

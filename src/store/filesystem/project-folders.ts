@@ -1,8 +1,7 @@
 import type fs from 'node:fs';
 import path from 'node:path';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
-import { listFolder } from './missing-entries.js';
-import { entriesIn, safeLstat } from './quiet-lookup.js';
+import { entriesIn, listFolder, safeLstat } from './missing-entries.js';
 
 /**
  * `projects/<project key>/`: the folder of one project's logs and locks. The

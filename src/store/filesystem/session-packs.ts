@@ -10,8 +10,7 @@ export const nothingToFlush = async (): Promise<void> => {};
 /**
  * The packs of the sessions this adapter reads or writes, by file (its name
  * carries the project and the session): a writer for each session it stores
- * blobs of, readers for the rest. Packs of an older layout,
- * `blobs/packs/<session id>.pack`, are read, never written.
+ * blobs of, readers for the rest.
  */
 export class SessionPacks {
   private readonly writers = new Map<string, BlobPack>();
@@ -28,7 +27,7 @@ export class SessionPacks {
     return path.join(this.directory, key.projectKey, `${key.sessionId}.pack`);
   }
 
-  /** Where packs were named by session alone. */
+  /** Where packs of an older layout were named by session alone: read, never written. */
   legacyPath(key: SessionKey): string {
     return path.join(this.directory, `${key.sessionId}.pack`);
   }

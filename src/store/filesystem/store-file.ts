@@ -2,36 +2,63 @@ import fs from 'node:fs';
 import { RewindableError, RewindableErrorCode } from '../../errors.js';
 
 /**
- * Opens a file of the store, never through a link and only if it is a
- * regular file: a store copied, restored or crafted by someone else may hold
- * a link where a log or pack belongs, and writing through it (an append, or
- * the cut of a torn tail) would change a file outside the store. Never
- * blocks on a FIFO put there. `what` names the file in the error, as "the
- * log of session …". Other errors (ENOENT, EACCES) are thrown as they are.
+ * What opening a file of the store found. A store copied, restored or crafted
+ * by someone else may hold a link where a log, pack, blob or lock belongs:
+ * reading through it would read a file outside the store, and writing (an
+ * append, the cut of a torn tail) would change one. `missing` is ENOENT, the
+ * error itself, for callers that pass it on.
  */
-export function openStoreFile(file: string, flags: number, what: string, mode = 0o600): number {
+export type StoreFileOpening =
+  | { kind: 'open'; fd: number; stat: fs.Stats }
+  | { kind: 'refused'; refused: 'is a symbolic link' | 'is not a regular file' }
+  | { kind: 'missing'; missing: NodeJS.ErrnoException };
+
+/**
+ * Opens `file` never through a link and only if it is a regular file, and
+ * never blocks on a FIFO put there. Errors other than ENOENT are thrown as they are.
+ */
+export function openRegularFile(file: string, flags: number): StoreFileOpening {
   let fd: number;
   try {
-    fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0), mode);
+    fd = fs.openSync(file, flags | fs.constants.O_NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0), 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw notAFile(file, what, 'is a symbolic link');
+    if (code === 'ENOENT') return { kind: 'missing', missing: error as NodeJS.ErrnoException };
+    if (code === 'ELOOP') return { kind: 'refused', refused: 'is a symbolic link' };
     // A socket cannot be opened at all.
-    if (code === 'ENXIO') throw notAFile(file, what, 'is not a regular file');
+    if (code === 'ENXIO') return { kind: 'refused', refused: 'is not a regular file' };
     throw error;
   }
-  let regular: boolean;
+  let stat: fs.Stats;
   try {
-    regular = fs.fstatSync(fd).isFile();
+    stat = fs.fstatSync(fd);
   } catch (error) {
     fs.closeSync(fd);
     throw error;
   }
-  if (!regular) {
+  if (stat.isFile()) return { kind: 'open', fd, stat };
+  fs.closeSync(fd);
+  return { kind: 'refused', refused: 'is not a regular file' };
+}
+
+/**
+ * `openRegularFile` for a log or pack: a refusal is a STORE_IO error, `what`
+ * naming the file in it (as "the log of session …"); ENOENT is thrown as it is.
+ */
+export function openStoreFile(file: string, flags: number, what: string): number {
+  const opened = openRegularFile(file, flags);
+  if (opened.kind === 'missing') throw opened.missing;
+  if (opened.kind === 'refused') throw notAFile(file, what, opened.refused);
+  return opened.fd;
+}
+
+/** Every byte of the file open at `fd`, which is closed then. */
+export function readAndClose(fd: number): Buffer {
+  try {
+    return fs.readFileSync(fd);
+  } finally {
     fs.closeSync(fd);
-    throw notAFile(file, what, 'is not a regular file');
   }
-  return fd;
 }
 
 function notAFile(file: string, what: string, found: string): RewindableError {

@@ -2,10 +2,8 @@ import { deflateRawSync } from 'node:zlib';
 import { serveTasks } from '../../../util/worker-pool.js';
 
 /**
- * A worker thread of the bundle compressor (blob-placement.ts): deflates one
- * bundle's bytes, moved here, and moves the result back. The compressor's
- * memory is this thread's, so the garbage collections it sets off are of
- * this thread's small heap, not of the caller's.
+ * A worker thread of the bundle compressor (why: `compressorPool` in
+ * blob-placement.ts): deflates one bundle's bytes, moved here, and moves the result back.
  */
 
 serveTasks<Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>>((raw) => {
