@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Observation } from '../schemas.js';
 import { WorkerPool, workerModule } from '../util/worker-pool.js';
-import { lstatFields, visitFields, type VisitPath } from './lstat-fields.js';
+import { lstatFields, pathSeparator, visitFields, type VisitPath } from './lstat-fields.js';
 import { stillAsSeen } from './stat-signature.js';
 
 /**
@@ -27,7 +27,7 @@ import { stillAsSeen } from './stat-signature.js';
 export const minimumForWorkers = 8192;
 
 /** Two threads, as git's preloaded index uses a few: the kernel's path lookups, not the cores, are what they overlap. */
-const pool = new WorkerPool<string[], Float64Array<ArrayBuffer>>(workerModule(import.meta.url, 'lstat-worker'), 2);
+const pool = new WorkerPool<string, Float64Array<ArrayBuffer>>(workerModule(import.meta.url, 'lstat-worker'), 2);
 
 /** Lstats every path and calls `visit` with each one's findings, in order of index. */
 export async function glanceMany(paths: readonly string[], visit: VisitPath): Promise<void> {
@@ -35,7 +35,7 @@ export async function glanceMany(paths: readonly string[], visit: VisitPath): Pr
   if (workers !== undefined) {
     const size = Math.ceil(paths.length / workers.length);
     // A worker that failed or exited: the pool is gone, and this batch is done here (nothing was visited yet).
-    const parts = await Promise.all(workers.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size)))).catch(() => undefined);
+    const parts = await Promise.all(workers.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size).join(pathSeparator)))).catch(() => undefined);
     if (parts !== undefined) {
       glancedOnWorkers += paths.length;
       parts.forEach((fields, index) => visitFields(fields, index * size, visit));

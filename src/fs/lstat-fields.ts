@@ -7,6 +7,14 @@ import type { StatKey } from './stat-signature.js';
  * worker's answer is one moved buffer, not thousands of cloned objects.
  */
 
+/**
+ * A worker's part of the paths goes as one string, joined by NUL (which no
+ * path holds): a string reaches a worker as one copy of its bytes, where an
+ * array of strings is cloned string by string on the sending thread (at
+ * 500,000 paths that cloning was 0.37 s of a 2.6 s scan).
+ */
+export const pathSeparator = '\0';
+
 /** Per path: kind, nlink, dev, ino, size, mode, mtimeMs, ctimeMs. */
 const fieldsPerPath = 8;
 const isFile = 1;
