@@ -291,6 +291,10 @@ describe('the early first scan gives way to the events that do not need it', () 
     // is backed up once, by the scan that completed, but the Edit's, which the Edit backed up.
     await firstScanDone(early);
     expect((await serverOf(early))?.earlyScans).toEqual({ completed: 1, stopped: 1 });
+    const listed = await runCli(cli, ['hooks', 'status'], { env: hookEnvironment(cli, early.store, {}) });
+    expect(listed.stdout.split('\n').find((line) => line.includes(early.root))).toContain('1 done, 1 stopped');
+    const listedJson = await runCli(cli, ['hooks', 'status', '--json'], { env: hookEnvironment(cli, early.store, {}) });
+    expect((JSON.parse(listedJson.stdout) as { servers: Array<{ project: string; earlyScans: unknown }> }).servers.find((server) => server.project === early.root)?.earlyScans).toEqual({ completed: 1, stopped: 1 });
     expect(scanBackedUp(early, earlyAgent.sessionId)).toEqual(Object.keys(promptTime).filter((file) => !file.endsWith('/') && file !== 'b.txt').sort());
     await changesThenBash(early, earlyAgent, hold);
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { choiceValue, flagValue, stringValue, type Command, type Invocation } from '../command.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { formatTable, plural } from '../format.js';
+import type { RunningServer } from '../../hooks/server/running-servers.js';
 
 const scopes = ['project', 'local', 'user'] as const;
 type Scope = (typeof scopes)[number];
@@ -85,8 +86,8 @@ async function status(invocation: Invocation): Promise<ExitCode> {
   out.line();
   out.line(
     formatTable(
-      ['PROJECT', 'PID', 'IDLE', 'EVENTS', 'STORE'],
-      servers.map((server) => [server.target.project, String(server.pid), `${Math.round(server.idleMs / 1000)} s`, String(server.events), server.target.storeDir]),
+      ['PROJECT', 'PID', 'IDLE', 'EVENTS', 'FIRST SCANS', 'STORE'],
+      servers.map((server) => [server.target.project, String(server.pid), `${Math.round(server.idleMs / 1000)} s`, String(server.events), firstScans(server), server.target.storeDir]),
       out.style.bold,
     ),
   );
@@ -115,8 +116,17 @@ async function stop(invocation: Invocation): Promise<ExitCode> {
   return stopped.length < chosen.length ? ExitCode.failure : ExitCode.success;
 }
 
-function describe(server: { pid: number; target: { project: string; storeDir: string; extraRoots: string[] }; idleMs: number; events: number; startedAt: string }) {
-  return { project: server.target.project, pid: server.pid, idleSeconds: Math.round(server.idleMs / 1000), events: server.events, store: server.target.storeDir, extraRoots: server.target.extraRoots, startedAt: server.startedAt };
+type ListedServer = Pick<RunningServer, 'pid' | 'target' | 'idleMs' | 'events' | 'startedAt' | 'earlyScans'>;
+
+function describe(server: ListedServer) {
+  const earlyScans = { completed: server.earlyScans?.completed ?? 0, stopped: server.earlyScans?.stopped ?? 0 };
+  return { project: server.target.project, pid: server.pid, idleSeconds: Math.round(server.idleMs / 1000), events: server.events, earlyScans, store: server.target.storeDir, extraRoots: server.target.extraRoots, startedAt: server.startedAt };
+}
+
+/** Sessions' first scans run ahead of their first Bash hook: done, and how often one gave way to another event. */
+function firstScans(server: ListedServer): string {
+  const { completed, stopped } = describe(server).earlyScans;
+  return stopped === 0 ? `${completed} done` : `${completed} done, ${stopped} stopped`;
 }
 
 function realPathOf(directory: string): string {
