@@ -308,19 +308,48 @@ function readingFileSystem(
     if (native !== '' && !isInside(directory, root)) return [];
     const relative = native.split(path.sep).join('/');
     const prefix = relative === '' ? '' : `${relative}/`;
-    let shown = (name: string) => name !== '';
+    let listed: fs.Dirent[];
     if (only !== undefined && relative !== only) {
       if (!(only.startsWith(prefix) && only.length > prefix.length)) return []; // below it, or beside its path
-      const next = only.slice(prefix.length).split('/')[0]!;
-      shown = (name) => name === next;
+      listed = nextOnTheWay(directory, only.slice(prefix.length).split('/')[0]!);
+    } else {
+      watch?.(relative);
+      listed = decodable(directory, fs.readdirSync(directory, options)).filter((entry) => entry.name !== '');
     }
-    watch?.(relative);
-    const entries = decodable(directory, fs.readdirSync(directory, options)).filter((entry) => shown(entry.name) && !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
+    const entries = listed.filter((entry) => !(entry.isDirectory() && hidden(`${prefix}${entry.name}`)));
     // Not under a directory so named: the walks never list one, so what it holds stays out of every walk alike.
     if (!lineBreak.test(prefix)) for (const entry of entries) if (lineBreak.test(entry.name)) lineBreakNames.push({ name: entry.name, path: `${prefix}${entry.name}`, dirent: entry });
     return entries;
   };
   return { readdirSync: readdirSync as unknown as fg.FileSystemAdapter['readdirSync'] };
+}
+
+/**
+ * On the way to the one directory a walk lists: the next directory on its
+ * path, `name` in `directory`, as its parent's listing would give it, without
+ * reading that listing. The walk's own directories may hold hundreds of
+ * entries (a monorepo's `packages/`), and a journaled checkpoint lists a
+ * directory or two at every turn: reading each ancestor whole made that
+ * grow with the project. Like the listing, it fails when `directory` cannot
+ * be read. (Its name came from an earlier listing: valid UTF-8, no line break.)
+ */
+function nextOnTheWay(directory: string, name: string): fs.Dirent[] {
+  fs.accessSync(directory, fs.constants.R_OK);
+  const stat = fs.lstatSync(path.join(directory, name), { throwIfNoEntry: false });
+  if (stat === undefined) return [];
+  const entry = {
+    name,
+    parentPath: directory,
+    path: directory,
+    isDirectory: () => stat.isDirectory(),
+    isFile: () => stat.isFile(),
+    isSymbolicLink: () => stat.isSymbolicLink(),
+    isBlockDevice: () => stat.isBlockDevice(),
+    isCharacterDevice: () => stat.isCharacterDevice(),
+    isFIFO: () => stat.isFIFO(),
+    isSocket: () => stat.isSocket(),
+  };
+  return [entry as fs.Dirent];
 }
 
 /**
