@@ -35,7 +35,7 @@ export async function glanceMany(paths: readonly string[], visit: VisitPath): Pr
   if (workers !== undefined) {
     const size = Math.ceil(paths.length / workers.length);
     // A worker that failed or exited: the pool is gone, and this batch is done here (nothing was visited yet).
-    const parts = await Promise.all(workers.map((worker, index) => worker.run(paths.slice(index * size, (index + 1) * size).join(pathSeparator)))).catch(() => undefined);
+    const parts = await Promise.all(workers.map(async (worker, index) => worker.run(paths.slice(index * size, (index + 1) * size).join(pathSeparator)))).catch(() => undefined);
     if (parts !== undefined) {
       glancedOnWorkers += paths.length;
       parts.forEach((fields, index) => visitFields(fields, index * size, visit));
