@@ -6,15 +6,13 @@ import { lstatFields, pathSeparator, visitFields, type VisitPath } from './lstat
 import { stillAsSeen } from './stat-signature.js';
 
 /**
- * Plain lstats of many paths at once. Checking a tree of tens of thousands
- * of files for changes is one lstat per file, and the lstats (the path
- * lookups in the kernel, and Node's work around each call) are nearly all
- * the cost. Large batches are split across two worker threads, as git's
- * preloaded index does with threads, while the caller's thread goes on with
- * its own checks; small ones, or any batch when workers cannot start, are
- * done right here by the same loop (lstat-fields.ts). A link in the place of
- * a file is never followed (lstat); links on the way to it are the caller's
- * to rule out (`LinkFreeDirectories`).
+ * Plain lstats of many paths at once. Checking a tree for changes is one
+ * lstat per file, and the lstats (the kernel's path lookups, and Node's work
+ * around each call) are nearly all the cost. Large batches are split across
+ * two worker threads, as git's preloaded index does; small ones, or any
+ * batch when workers cannot start, run here through the same loop
+ * (lstat-fields.ts). A link in the place of a file is never followed; links
+ * on the way to it are the caller's to rule out (`LinkFreeDirectories`).
  */
 
 /**
@@ -34,7 +32,7 @@ export async function glanceMany(paths: readonly string[], visit: VisitPath): Pr
   const workers = paths.length >= minimumForWorkers ? pool.get() : undefined;
   if (workers !== undefined) {
     const size = Math.ceil(paths.length / workers.length);
-    // A worker that failed or exited: the pool is gone, and this batch is done here (nothing was visited yet).
+    // A worker that failed or exited, or a part that could not be joined: this batch is done here (nothing was visited yet).
     const parts = await Promise.all(workers.map(async (worker, index) => worker.run(paths.slice(index * size, (index + 1) * size).join(pathSeparator)))).catch(() => undefined);
     if (parts !== undefined) {
       glancedOnWorkers += paths.length;

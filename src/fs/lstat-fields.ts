@@ -3,15 +3,10 @@ import type { StatKey } from './stat-signature.js';
 
 /**
  * The lstat loop of a batch glance, run by the main thread and by the
- * glance workers alike: each path's findings packed as numbers, so that a
- * worker's answer is one moved buffer, not thousands of cloned objects.
- */
-
-/**
- * A worker's part of the paths goes as one string, joined by NUL (which no
- * path holds): a string reaches a worker as one copy of its bytes, where an
- * array of strings is cloned string by string on the sending thread (at
- * 500,000 paths that cloning was 0.37 s of a 2.6 s scan).
+ * glance workers alike. Each way to a worker is one block: the paths as one
+ * string joined by NUL (which no path holds), the findings packed as numbers
+ * in one moved buffer. Arrays of strings or objects are cloned item by item
+ * on the sending thread (for 500,000 paths, 0.37 s of a 2.6 s scan).
  */
 export const pathSeparator = '\0';
 
