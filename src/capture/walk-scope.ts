@@ -132,7 +132,7 @@ export async function walkScope(
         const listing =
           before !== undefined && sameStat(before.stat, stat) && !modifiedNear(stat, reusable.startedAtNs) ? before : listOneLevel(directory, stat, list);
         directories.set(directory, listing);
-        if (before !== undefined && listing !== before) gone.push(...entriesLeft(before, listing));
+        if (before !== undefined && listing !== before) for (const entry of entriesLeft(before, listing)) gone.push(entry);
         listing.absolutes ??= listing.entries.map((relative) => absoluteOf(root, relative));
         for (let index = 0; index < listing.entries.length; index += 1) {
           candidates.push(listing.entries[index]!);
@@ -141,7 +141,8 @@ export async function walkScope(
         for (const subdirectory of listing.subdirectories) visit(subdirectory);
       };
       visit('');
-      for (const [directory, before] of reusable.directories) if (!directories.has(directory)) gone.push(...before.entries);
+      // A loop, not `push(...entries)`: spread over the 130,000 files of one directory, the call overflows the stack.
+      for (const [directory, before] of reusable.directories) if (!directories.has(directory)) for (const entry of before.entries) gone.push(entry);
     }
     return { candidates, absolutes, departed, directories, listedWith };
   };

@@ -83,3 +83,23 @@ describe('walkScope reusing the previous walk', () => {
     expect(keptInPlace).toBeGreaterThan(30);
   });
 });
+
+describe('walkScope over a directory of very many files', () => {
+  // 130,000 names: spreading that many into one call (`push(...entries)`) overflows the stack.
+  it('reuses its listing, and notices it gone, without passing its entries as arguments', async () => {
+    const project = tempProject();
+    const big = path.join(project.root, 'big');
+    fs.mkdirSync(big);
+    for (let index = 0; index < 130_000; index += 1) fs.writeFileSync(path.join(big, `f${index}`), '');
+    fs.writeFileSync(path.join(project.root, 'small.txt'), 'small');
+    const capture = resolveCapture(true, project.root, project.store)!;
+    const first = await walkScope(project.root, capture);
+    const previous: PreviousWalk = { ...first.reusable, startedAtNs: first.reusable.startedAtNs + 3_600_000_000_000n };
+    const again = await walkScope(project.root, capture, previous);
+    expect(again.entries.length).toBe(130_001);
+    fs.rmSync(big, { recursive: true });
+    const afterRemoval = await walkScope(project.root, capture, { ...again.reusable, startedAtNs: again.reusable.startedAtNs + 3_600_000_000_000n });
+    expect(afterRemoval.entries.map((entry) => entry.relative)).toEqual(['small.txt']);
+    expect([...afterRemoval.reusable.kept]).toEqual(['small.txt']);
+  }, 120_000);
+});
