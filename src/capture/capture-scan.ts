@@ -5,11 +5,11 @@ import { fromStoredPath } from '../paths.js';
 import type { LogRecord } from '../schemas.js';
 import { sameState } from '../session/session-state.js';
 import type { Session } from '../session/session.js';
-import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from './scope-index.js';
+import { keepScopeIndex, scopeIndexOf, TrackedOutside, type ScopeIndex } from './scope-index.js';
 import type { ResolvedCapture } from './capture-options.js';
 import { trackNewFiles, type BetweenFiles, type NewFiles, type PreviousScan } from './track-new-files.js';
 import type { FullScanReason } from './journal/scope-journal.js';
-import { inPathOrder, walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile, type WatchBeforeListing } from './walk-scope.js';
+import { absoluteOf, inPathOrder, walkScope, type PreviousWalk, type ScopeEntry, type ScopeWalk, type SkippedSpecialFile, type WatchBeforeListing } from './walk-scope.js';
 
 /** What a scan of the capture scope found. Paths are absolute. */
 export interface ScanReport {
@@ -86,10 +86,16 @@ export async function checkpointWithScan(
   });
   // "Absent" backups belong to the previous turn, which exists already; store them first.
   if (fresh.created !== undefined) await session.append([fresh.created]);
-  const unchanged = new Set(walk.unchanged);
   const stats = new Map(walk.entries.map((entry) => [entry.path, entry.stat]));
+  const left = previous === undefined ? [] : leftTheIndex(session.root, previous, walk, stats);
   // The checkpoint record carries what this scan knew; appending it notes that in the session state.
-  const prepared = await session.prepareCheckpoint(id, { startedAtNs, stats, unchanged, rules, leftOut: leftOutBy(fresh).map((file) => session.storedPath(file)) });
+  const prepared = await session.prepareCheckpoint(id, {
+    startedAtNs,
+    stats,
+    examine: previous === undefined ? undefined : examined(previous, walk, left),
+    rules,
+    leftOut: leftOutBy(fresh).map((file) => session.storedPath(file)),
+  });
   const report: ScanReport = {
     scanned: walk.entries.length + walk.unchanged.length,
     firstBackups: (fresh.existing?.files.length ?? 0) + (fresh.existing?.links.length ?? 0),
@@ -106,7 +112,7 @@ export async function checkpointWithScan(
   };
   addCheckpointChanges(session, prepared.records, report);
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
-  keepScopeIndex(session, nextIndex(session, walk, previous, unchanged, stats));
+  keepScopeIndex(session, nextIndex(session, walk, previous, left));
   return report;
 }
 
@@ -126,23 +132,49 @@ export function addCheckpointChanges(session: Session, records: readonly LogReco
 }
 
 /**
+ * Index paths this walk did not find: deleted, or no longer in scope. The walk names those that left its
+ * listings or vanished while it looked; as every path it vouched for is in the index, a count tells whether
+ * they are all. Otherwise (a rule changed, say) the whole index is gone over.
+ */
+function leftTheIndex(root: string, previous: ScopeIndex, walk: ScopeWalk, stats: ReadonlyMap<string, unknown>): string[] {
+  let found = walk.unchanged.length;
+  for (const entry of walk.entries) if (previous.files.has(entry.path)) found += 1;
+  const missing = previous.files.size - found;
+  if (missing === 0) return [];
+  const left = new Set<string>();
+  const named = [...(walk.gone ?? []).map((relative) => absoluteOf(root, relative)), ...walk.skipped.map((special) => special.path)];
+  for (const path of named) if (previous.files.has(path) && !stats.has(path)) left.add(path);
+  if (left.size === missing) return [...left];
+  const walked = new Set(walk.unchanged);
+  return [...previous.files.keys()].filter((path) => !walked.has(path) && !stats.has(path));
+}
+
+/**
+ * The tracked paths a checkpoint after a scan examines: those the walk did not vouch for (its entries), those
+ * that left the index, and those outside it. Every other tracked path is a file in scope the walk found unchanged.
+ */
+function examined(previous: ScopeIndex, walk: ScopeWalk, left: readonly string[]): Set<string> {
+  previous.outside.catchUp();
+  const examine = new Set(previous.outside.paths);
+  for (const entry of walk.entries) examine.add(entry.path);
+  for (const path of left) examine.add(path);
+  return examine;
+}
+
+/**
  * What the next scan compares with: each file's stat now, whether its content is known to be its latest backup,
  * and the walk's verdicts. The previous index's map is updated in place: copying it (500,000 entries) cost as much
  * as the rest of the scan's work on them. A scan that compares with it afterwards (a command's, taken before this
  * checkpoint) then compares with this checkpoint, as it does after a journaled one.
  */
-function nextIndex(
-  session: Session,
-  walk: ScopeWalk,
-  previous: ScopeIndex | undefined,
-  unchanged: ReadonlySet<string>,
-  stats: ReadonlyMap<string, fs.BigIntStats>,
-): ScopeIndex {
+function nextIndex(session: Session, walk: ScopeWalk, previous: ScopeIndex | undefined, left: readonly string[]): ScopeIndex {
   const files: ScopeIndex['files'] = previous?.files ?? new Map();
   for (const entry of walk.entries) files.set(entry.path, { key: statKeyOf(entry.stat), clean: knownClean(session, entry.path, entry.stat) });
-  // Every unchanged file was in the previous index: any other entry left the scope (deleted, ignored, excluded).
-  if (files.size !== unchanged.size + walk.entries.length) for (const path of files.keys()) if (!unchanged.has(path) && !stats.has(path)) files.delete(path);
-  return { files, walk: walk.reusable };
+  for (const path of left) files.delete(path);
+  if (previous === undefined) return { files, walk: walk.reusable, outside: new TrackedOutside(session, files) };
+  for (const entry of walk.entries) previous.outside.entered(entry.path);
+  for (const path of left) previous.outside.left(path);
+  return { files, walk: walk.reusable, outside: previous.outside };
 }
 
 /**

@@ -49,6 +49,11 @@ export interface ScopeWalk {
   skipped: SkippedSpecialFile[];
   /** Absolute paths in scope that `isUnchanged` vouched for: no stat kept (a large scope stays light in memory). */
   unchanged: string[];
+  /**
+   * Relative paths the previous walk's listings held that this walk's do not, and paths gone while it looked.
+   * Known only when it reused those listings; kept paths that left by other ways (a changed rule) are not in it.
+   */
+  gone: readonly string[] | undefined;
   /** Files the walk found that `.gitignore` rules leave out (relative paths). */
   ignored: string[];
   /** The exclude globs in force (defaults, options, and directories pruned by the root `.gitignore`). */
@@ -206,6 +211,7 @@ export async function walkScope(
     entries,
     skipped,
     unchanged,
+    gone: listed.departed === undefined ? undefined : keptChanges.removed,
     ignored,
     excludePatterns,
     reusable: { startedAtNs, rulesFingerprint, kept: keptSet(reuse !== undefined && listed.departed !== undefined ? reuse.kept : undefined, keptChanges, kept), ignored: new Set(ignored), directories, listedWith, ruleFiles },
@@ -449,7 +455,7 @@ export function inPathOrder<T extends { path: string }>(list: readonly T[]): T[]
 }
 
 /** The absolute path of an entry of the walk (relative, POSIX separators) under `root`. */
-function absoluteOf(root: string, relative: string): string {
+export function absoluteOf(root: string, relative: string): string {
   return path.sep === '/' ? `${root}/${relative}` : path.join(root, ...relative.split('/'));
 }
 

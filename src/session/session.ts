@@ -196,8 +196,7 @@ export class Session {
     scan?: {
       startedAtNs: bigint;
       stats: ReadonlyMap<string, fs.BigIntStats>;
-      unchanged?: ReadonlySet<string>;
-      /** When given, the only tracked paths that may have changed since the previous checkpoint (a file watcher's journal says so). */
+      /** When given, the only tracked paths that may have changed since the previous checkpoint (a file watcher's journal, or a scan that vouched for the rest, says so). */
       examine?: Iterable<string>;
       rules: string;
       leftOut: readonly string[];
@@ -215,7 +214,6 @@ export class Session {
     const directories = new DirectoryCache();
     try {
       for (const tracked of scan?.examine === undefined ? this.state.paths.values() : trackedAmong(this.state, scan.examine)) {
-        if (scan?.unchanged?.has(tracked.path) === true) continue;
         // A scan just lstat'ed the scope: a file whose signature still matches need not be looked at again.
         const scanned = scan?.stats.get(tracked.path);
         if (scanned !== undefined && tracked.lastSeen !== undefined && isUnchangedSince(tracked.lastSeen.observed, scanned) && sameState(tracked.lastSeen.state, this.state.latestVersion(tracked).state)) continue;

@@ -192,7 +192,7 @@ describe('capture scope: .gitignore changes between scans', () => {
     project.write('src/a.ts', 'a\n');
     project.write('build/out.js', 'out\n');
     const manager = await project.open({ capture: true });
-    await manager.checkpoint(newId());
+    const first = await manager.checkpoint(newId());
     expect(manager.lastScan!.ignored).toEqual([project.file('build/out.js')]);
 
     project.write('.gitignore', 'src/*.ts\n'); // build/out.js is in scope now, src/a.ts is not
@@ -201,5 +201,13 @@ describe('capture scope: .gitignore changes between scans', () => {
     expect(manager.lastScan!.ignored).toEqual([project.file('src/a.ts')]);
     // There before, out of sight: backed up as it is, not taken for created (a rewind must not delete it).
     expect(manager.lastScan).toMatchObject({ created: [], firstBackups: 1 });
+    // Ignored now but tracked: still looked at by every checkpoint, as every tracked file is.
+    expect(manager.lastScan!.modified).toEqual([project.file('.gitignore'), project.file('src/a.ts')]);
+    project.write('src/a.ts', 'a changed again\n');
+    await manager.checkpoint(newId());
+    expect(manager.lastScan).toMatchObject({ modified: [project.file('src/a.ts')], created: [], deleted: [] });
+    await manager.rewindFiles(first);
+    expect(project.read('src/a.ts').toString()).toBe('a\n');
+    expect(project.exists('build/out.js')).toBe(true);
   });
 });

@@ -20,6 +20,7 @@ type Operation =
   | { op: 'symlink'; file: string; target: string }
   | { op: 'checkpoint' }
   | { op: 'captured'; command: Operation }
+  | { op: 'tool-edit'; file: string; text: string }
   | { op: 'rewind'; back: number };
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -38,6 +39,8 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('rewind' as const), back: fc.nat({ max: 4 }) }) },
+  // A tool's edit, backed up first: of an ignored file (`y.log`), it makes a tracked path outside the scope.
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('tool-edit' as const), file: fc.constantFrom(...files), text: content }) },
 );
 
 /** Runs a shell-like operation; one that fails (a missing source, say) fails alike in both projects. */
@@ -108,52 +111,85 @@ function filesOf(project: TempProject): Record<string, string> {
   return Object.fromEntries(Object.entries(project.snapshot()).filter(([name]) => !name.endsWith('/')));
 }
 
+/** One of the projects the property runs the same steps on, and how its manager checkpoints. */
+interface Contender {
+  project: TempProject;
+  manager: CheckpointManager;
+  journal: boolean;
+  /** Closed and resumed before each checkpoint and command: its scans start with no index, and look at every tracked path. */
+  reopened: boolean;
+}
+
 describe('capture journal: property', () => {
-  it('records at each journaled checkpoint what a full scan records, and rewinds to the same tree', async () => {
+  it('records at each checkpoint, journaled or not, what a scan with no index records, and rewinds to the same tree', async () => {
     let journaled = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(operation, { minLength: 4, maxLength: 18 }), async (operations) => {
-        const withJournal = tempProject();
-        const withScan = tempProject();
-        const pair: Array<[TempProject, CheckpointManager]> = [];
-        for (const [project, journal] of [
-          [withJournal, true],
-          [withScan, false],
+        const contenders: Contender[] = [];
+        for (const [journal, reopened] of [
+          [true, false],
+          [false, false],
+          [false, true],
         ] as const) {
+          const project = tempProject();
           // Rules stay as they are: with rules changed in a turn, whether a file found is new is judged by its timestamps
           // against the previous scan's start, which differ between two projects (see track-new-files.ts).
           project.write('.gitignore', '*.log\n');
           project.write('x', 'start\n');
           project.write('a/c/y', 'nested\n');
           project.write('b/z', 'zzz\n');
-          pair.push([project, await project.open({ capture: { journal, maxFileBytes: 64 } })]);
+          contenders.push({ project, manager: await project.open({ capture: { journal, maxFileBytes: 64 } }), journal, reopened });
         }
+        const reopenIfAsked = async (contender: Contender) => {
+          if (!contender.reopened) return;
+          await contender.manager.close();
+          contender.manager = await contender.project.open({ resume: contender.manager.sessionId, capture: { journal: false, maxFileBytes: 64 } });
+        };
+        const agree = (results: unknown[]) => {
+          for (const result of results.slice(1)) expect(result).toEqual(results[0]);
+        };
         const checkpoints: string[] = [];
         try {
           const first = newId();
-          for (const [, manager] of pair) await manager.checkpoint(first);
+          for (const { manager } of contenders) await manager.checkpoint(first);
           checkpoints.push(first);
           for (const step of [...operations, { op: 'checkpoint' } as const]) {
             if (step.op === 'checkpoint') {
               const id = newId();
-              for (const [, manager] of pair) await manager.checkpoint(id);
+              for (const contender of contenders) {
+                await reopenIfAsked(contender);
+                await contender.manager.checkpoint(id);
+              }
               checkpoints.push(id);
-              const [[journalProject, journalManager], [scanProject, scanManager]] = pair as [[TempProject, CheckpointManager], [TempProject, CheckpointManager]];
-              if (journalManager.lastScan?.via === 'journal') journaled += 1;
-              expect(comparable(journalManager.lastScan, journalProject.root)).toEqual(comparable(scanManager.lastScan, scanProject.root));
+              if (contenders[0]!.manager.lastScan?.via === 'journal') journaled += 1;
+              agree(contenders.map(({ manager, project }) => comparable(manager.lastScan, project.root)));
             } else if (step.op === 'captured') {
-              // A shell command run through captureChanges: both managers must report the same changes.
+              // A shell command run through captureChanges: every manager must report the same changes.
               const reported: unknown[] = [];
-              for (const [project, manager] of pair) {
-                const { changes } = await manager.captureChanges(() => apply(project.root, step.command));
-                const relative = (list: readonly string[]) => list.map((file) => path.relative(project.root, file)).sort();
+              for (const contender of contenders) {
+                await reopenIfAsked(contender);
+                const { changes } = await contender.manager.captureChanges(() => apply(contender.project.root, step.command));
+                const relative = (list: readonly string[]) => list.map((file) => path.relative(contender.project.root, file)).sort();
                 reported.push({ created: relative(changes.created), modified: relative(changes.modified), deleted: relative(changes.deleted) });
               }
-              expect(reported[0]).toEqual(reported[1]);
+              agree(reported);
+            } else if (step.op === 'tool-edit') {
+              const outcomes: string[] = [];
+              for (const { manager, project } of contenders) {
+                const file = project.file(step.file);
+                outcomes.push(
+                  await manager.trackEdit(file).then(
+                    () => 'ok',
+                    (error: { code?: string }) => String(error.code),
+                  ),
+                );
+                apply(project.root, { op: 'write', file: step.file, text: step.text });
+              }
+              agree(outcomes);
             } else if (step.op === 'rewind') {
               const target = checkpoints[Math.max(0, checkpoints.length - 1 - step.back)]!;
               const outcomes: string[] = [];
-              for (const [, manager] of pair) {
+              for (const { manager } of contenders) {
                 outcomes.push(
                   await manager.rewindFiles(target).then(
                     () => 'ok',
@@ -161,15 +197,15 @@ describe('capture journal: property', () => {
                   ),
                 );
               }
-              expect(outcomes[0]).toBe(outcomes[1]);
-              expect(filesOf(withJournal)).toEqual(filesOf(withScan));
+              agree(outcomes);
+              agree(contenders.map(({ project }) => filesOf(project)));
             } else {
-              for (const [project] of pair) apply(project.root, step);
+              for (const { project } of contenders) apply(project.root, step);
             }
           }
         } finally {
-          for (const [, manager] of pair) await manager.close();
-          for (const [project] of pair) fs.rmSync(path.dirname(project.root), { recursive: true, force: true });
+          for (const { manager } of contenders) await manager.close();
+          for (const { project } of contenders) fs.rmSync(path.dirname(project.root), { recursive: true, force: true });
         }
       }),
       {

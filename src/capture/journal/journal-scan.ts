@@ -6,7 +6,7 @@ import type { BlobBatch } from '../../store/blob-batch.js';
 import { appendCommandRecord, recordCommandChanges } from '../capture-command.js';
 import type { ResolvedCapture } from '../capture-options.js';
 import { addCheckpointChanges, checkpointWithScan, knownClean, previousScan, rulesOf, snapshotScope, type CommandChanges, type ScanReport, type ScopeSnapshot } from '../capture-scan.js';
-import { keepScopeIndex, scopeIndexOf, type ScopeIndex } from '../scope-index.js';
+import { keepScopeIndex, scopeIndexOf, TrackedOutside, type ScopeIndex } from '../scope-index.js';
 import { inPathOrder, lstatIfPresent, type ScopeEntry, type SkippedSpecialFile } from '../walk-scope.js';
 import { trackNewFiles, type BetweenFiles, type NewFiles } from '../track-new-files.js';
 import { JournalFallback, walkJournal, type JournalWalk } from './journal-walk.js';
@@ -20,11 +20,6 @@ interface JournalState {
   index: ScopeIndex;
   /** Relative paths in scope whose content was not known to be their latest backup at the last scan: examined every time, as a full scan does. */
   unclean: Set<string>;
-  /** Tracked paths outside the scope (tools' files elsewhere, deleted files): observed at every checkpoint, as a full scan does. */
-  outside: Set<string>;
-  /** Tracked paths seen so far, in the session's order: new ones are read from a live iterator, never by going over all. */
-  tracked: Iterator<string>;
-  trackedSeen: number;
   /** Files in scope the scans could not back up (over the cap, unreadable), by absolute path. */
   leftOut: Map<string, { size: number } | 'unreadable'>;
   /** FIFOs, sockets and devices in scope, by absolute path: reported by every scan, as a full scan finds them all. */
@@ -91,20 +86,11 @@ function stateAfterFullScan(session: Session, index: ScopeIndex, report: Pick<Sc
   const prefix = `${session.root}/`;
   const unclean = new Set<string>();
   for (const [absolute, file] of index.files) if (!file.clean) unclean.add(absolute.slice(prefix.length));
-  const outside = new Set<string>();
-  const tracked = session.state.paths.keys();
-  let trackedSeen = 0;
-  for (let step = 0, size = session.state.paths.size; step < size; step += 1) {
-    const next = tracked.next();
-    if (next.done === true) break;
-    trackedSeen += 1;
-    if (!index.files.has(next.value)) outside.add(next.value);
-  }
   const leftOut: JournalState['leftOut'] = new Map();
   for (const entry of report.overCap) leftOut.set(entry.path, { size: entry.size });
   for (const file of report.unreadable) leftOut.set(file, 'unreadable');
   const skipped = new Map((report.skipped ?? []).map((special) => [special.path, special]));
-  return { index, unclean, outside, tracked, trackedSeen, leftOut, skipped, ignored: report.ignored, excludePatterns: report.excludePatterns };
+  return { index, unclean, leftOut, skipped, ignored: report.ignored, excludePatterns: report.excludePatterns };
 }
 
 /**
@@ -185,16 +171,16 @@ function keepJournaledScan(session: Session, state: JournalState, walk: JournalW
   for (const removed of walk.removed) {
     index.files.delete(removed);
     state.unclean.delete(removed.slice(prefix.length));
-    if (session.state.paths.has(removed)) state.outside.add(removed);
+    index.outside.left(removed);
   }
   for (const entry of walk.entries) {
     const clean = knownClean(session, entry.path, entry.stat);
     index.files.set(entry.path, { key: statKeyOf(entry.stat), clean });
     if (clean) state.unclean.delete(entry.relative);
     else state.unclean.add(entry.relative);
-    state.outside.delete(entry.path);
+    index.outside.entered(entry.path);
   }
-  noteNewlyTracked(session, state);
+  index.outside.catchUp();
 }
 
 async function journaledCheckpoint(session: Session, id: string, capture: ResolvedCapture, journal: ScopeJournal, state: JournalState, changes: JournalChanges): Promise<ScanReport> {
@@ -203,8 +189,8 @@ async function journaledCheckpoint(session: Session, id: string, capture: Resolv
   const { walk, fresh, batch } = scan;
   // "Absent" backups belong to the previous turn, which exists already; store them first.
   if (fresh.created !== undefined) await session.append([fresh.created]);
-  noteNewlyTracked(session, state);
-  const examine = new Set<string>(state.outside);
+  index.outside.catchUp();
+  const examine = new Set<string>(index.outside.paths);
   for (const entry of walk.entries) examine.add(entry.path);
   for (const removed of walk.removed) examine.add(removed);
   for (const special of walk.skipped) examine.add(special.path);
@@ -273,7 +259,7 @@ async function fullScanBeforeCommand(session: Session, capture: ResolvedCapture,
   if (walk === undefined) return { via: 'full', snapshot };
   const files: ScopeIndex['files'] = new Map();
   for (const entry of walk.entries) files.set(entry.path, { key: statKeyOf(entry.stat), clean: knownClean(session, entry.path, entry.stat) });
-  const index: ScopeIndex = { files, walk: walk.reusable };
+  const index: ScopeIndex = { files, walk: walk.reusable, outside: new TrackedOutside(session, files) };
   keepScopeIndex(session, index);
   const ignored = walk.ignored.map((relative) => fromStoredPath(relative, session.root));
   if (!startJournal(session, journal, index, { overCap: snapshot.overCap, unreadable: snapshot.unreadable, ignored, excludePatterns: walk.excludePatterns, skipped: snapshot.skipped })) return { via: 'full', snapshot };
@@ -358,16 +344,5 @@ async function journaledCommandScan(
     journal.becomeUncertain(error instanceof JournalFallback ? error.reason : 'interrupted');
     if (error instanceof JournalFallback) return undefined;
     throw error;
-  }
-}
-
-/** Paths the session began to track since the last look (a tool's backup, a scan's): those outside the scope are observed from now on. */
-function noteNewlyTracked(session: Session, state: JournalState): void {
-  const size = session.state.paths.size;
-  while (state.trackedSeen < size) {
-    const next = state.tracked.next();
-    if (next.done === true) break;
-    state.trackedSeen += 1;
-    if (!state.index.files.has(next.value)) state.outside.add(next.value);
   }
 }
