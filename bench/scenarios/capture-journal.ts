@@ -11,7 +11,7 @@ import { sourceFile } from '../lib/source-text.js';
 import { rotate, shuffled } from '../lib/ordering.js';
 import { sleep, stopwatch, summarize } from '../lib/timing.js';
 import { editFirstLine } from '../lib/turn-edits.js';
-import { copyTree, removeTree, settleDisk, treeBytes } from '../lib/workspace.js';
+import { copyTree, removeTree, settleDisk, settleProcesses, treeBytes } from '../lib/workspace.js';
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const childScript = path.join(repositoryRoot, 'bench', 'children', 'capture-journal-session.ts');
@@ -160,6 +160,7 @@ async function runOnTree(context: ScenarioContext, tree: Tree, largest: boolean)
     const firstReports = {} as Record<'full' | 'journal', CheckpointReport>;
     for (const mode of ['full', 'journal'] as const) {
       await settleDisk();
+      await settleProcesses(otherSessions(sessions, mode));
       const session = await SessionProcess.start(tree.root, path.join(directory, `store-${mode}`), mode);
       sessions[mode] = session;
       firstReports[mode] = await session.checkpoint();
@@ -187,6 +188,7 @@ async function runOnTree(context: ScenarioContext, tree: Tree, largest: boolean)
       fs.writeFileSync(path.join(tree.root, created), sourceFile(700_000 + turn, 3000));
       for (const contender of rotate(contenders, turn)) {
         await settleDisk();
+        await settleProcesses(otherSessions(sessions, contender));
         if (contender === 'git') {
           incremental.git.push(await stopwatch(() => git.checkpoint(`turn ${turn}`)));
           continue;
@@ -255,7 +257,8 @@ async function runOnTree(context: ScenarioContext, tree: Tree, largest: boolean)
             '(bench/children/capture-journal-session.ts, run by tsx, the library built by tsup), and a shadow git repository (GIT_DIR outside the project).',
           `First scan: one round, in the order git, full, journal. Then ${turns} turns, each modifying ${modifiedPerTurn} files (one line), creating one beside them and deleting one, and timing each contender's checkpoint, the order rotating; ` +
             'the run checks that every scan reports exactly those changes, and counts journaled checkpoints that fell back to a full scan (with the reason the library gave).',
-          'Before every timed step (untimed) `sync` writes out the dirty pages left by the contender before. The resident sets are read from /proc/self/status of each session process.',
+          'Before every timed step (untimed) `sync` writes out the dirty pages left by the contender before, and the run waits until the other session processes use no processor time for 100 ms (at most 10 s): ' +
+            'one that answered goes on collecting garbage on background threads, which is not the next contender\'s cost. The resident sets are read from /proc/self/status of each session process.',
         ],
         rows,
       },
@@ -267,13 +270,21 @@ async function runOnTree(context: ScenarioContext, tree: Tree, largest: boolean)
   }
 }
 
+/** The processes of the sessions other than `contender`'s, to let them fall quiet before it is timed. */
+function otherSessions(sessions: Partial<Record<'full' | 'journal', SessionProcess>>, contender: Contender): number[] {
+  return (['full', 'journal'] as const).filter((mode) => mode !== contender).flatMap((mode) => (sessions[mode] === undefined ? [] : [sessions[mode].pid]));
+}
+
 /** A capture session in a child process (see bench/children/capture-journal-session.ts). */
 class SessionProcess {
   private readonly waiting: ((message: { kind: string }) => void)[] = [];
   private closed: Promise<number> | undefined;
   private lastPeakKiB = 0;
 
+  readonly pid: number;
+
   private constructor(private readonly child: ChildProcess) {
+    this.pid = child.pid!;
     child.on('message', (message: { kind: string }) => this.waiting.shift()?.(message));
     child.on('exit', (code) => {
       for (const waiter of this.waiting.splice(0)) waiter({ kind: `exit ${code}` });
