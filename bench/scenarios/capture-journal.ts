@@ -203,6 +203,7 @@ async function runOnTree(context: ScenarioContext, tree: Tree, largest: boolean)
           fallbacks.set(reason, (fallbacks.get(reason) ?? 0) + 1);
         }
       }
+      log(`turn ${turn + 1}: ${rotate(contenders, turn).map((contender) => `${contender} ${incremental[contender].at(-1)!.toFixed(1)} ms`).join(', ')}`);
     }
     const closing = await Promise.all((['full', 'journal'] as const).map(async (mode) => [mode, await sessions[mode]!.close()] as const));
     const peaks = Object.fromEntries(closing) as Record<'full' | 'journal', number>;
