@@ -17,7 +17,7 @@ export interface ScanReport {
   scanned: number;
   /** Files backed up for the first time because they were already there (the first scan, or no longer excluded). */
   firstBackups: number;
-  /** Created, modified and deleted since the previous checkpoint, by anyone. */
+  /** Created, modified and deleted since the previous checkpoint, by anyone; each list in path order. */
   created: string[];
   modified: string[];
   deleted: string[];
@@ -116,7 +116,7 @@ export async function checkpointWithScan(
   return report;
 }
 
-/** Each file a checkpoint record of `records` names, as created, deleted or modified against its latest version (before `records` are appended). */
+/** Each file a checkpoint record of `records` names, as created, deleted or modified against its latest version (before `records` are appended); each list in path order. */
 export function addCheckpointChanges(session: Session, records: readonly LogRecord[], report: Pick<ScanReport, 'created' | 'modified' | 'deleted'>): void {
   for (const record of records) {
     if (record.type !== 'checkpoint') continue;
@@ -129,6 +129,7 @@ export function addCheckpointChanges(session: Session, records: readonly LogReco
       else report.modified.push(absolute);
     }
   }
+  for (const list of [report.created, report.modified, report.deleted]) list.sort();
 }
 
 /**

@@ -186,6 +186,33 @@ describe('capture scope: changes made outside the tracked tools', () => {
 });
 
 describe('capture scope: .gitignore changes between scans', () => {
+  it('lists changes in path order, a tracked file outside the scope among them', async () => {
+    for (const journal of [false, true]) {
+      const project = tempProject();
+      project.write('.gitignore', '*.log\n');
+      project.write('a.ts', 'a\n');
+      project.write('m/b.ts', 'b\n');
+      project.write('z.log', 'z\n');
+      const manager = await project.open({ capture: { journal } });
+      await manager.checkpoint(newId());
+      await manager.trackEdit(project.file('z.log'));
+      project.write('z.log', 'z by a tool\n');
+      await manager.checkpoint(newId());
+      project.write('z.log', 'z by the shell\n');
+      project.write('m/b.ts', 'b2\n');
+      project.write('a.ts', 'a2\n');
+      project.write('c.ts', 'c\n');
+      project.write('0.ts', '0\n');
+      await manager.checkpoint(newId());
+      expect(manager.lastScan).toMatchObject({
+        created: [project.file('0.ts'), project.file('c.ts')],
+        modified: [project.file('a.ts'), project.file('m/b.ts'), project.file('z.log')],
+        deleted: [],
+      });
+      await manager.close();
+    }
+  });
+
   it('applies edited .gitignore rules at the next scan', async () => {
     const project = tempProject();
     project.write('.gitignore', 'build/*.js\n');

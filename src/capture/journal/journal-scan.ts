@@ -214,7 +214,6 @@ async function journaledCheckpoint(session: Session, id: string, capture: Resolv
     else report.overCap.push({ path: file, size: left.size });
   }
   addCheckpointChanges(session, prepared.records, report);
-  for (const list of [report.created, report.modified, report.deleted]) list.sort();
   await session.append([...prepared.records, ...(fresh.existing ? [fresh.existing] : [])], [...prepared.blobs, ...batch.take()]);
   keepJournaledScan(session, state, walk);
   return report;
