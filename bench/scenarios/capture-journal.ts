@@ -23,11 +23,12 @@ const settleMs = 2100;
 const averageBytes = 2000;
 /**
  * How long the journal's session process has rested before each of its timed checkpoints, at every tree size.
- * A process woken after seconds of rest runs its first work with cold caches: on this machine a journaled
- * checkpoint of 10 changes took a median of 13.5 ms after 5 s of rest against 6-7 ms when it followed the
- * previous one closely (20,000 and 500,000 files alike). Left to itself the rest grows with the tree, as the
- * other contenders' turns do (0.3 s at 20,000 files, about 5 s at 500,000), and the flatness row would compare
- * a warm process with a cold one. An agent's checkpoints are seconds apart anyway: the model answers in between.
+ * Left to itself the rest grows with the tree, as the other contenders' turns do (0.3 s at 20,000 files, about
+ * 5 s at 500,000), and the flatness row would compare a process that just worked with one woken after seconds,
+ * whose caches others have used meanwhile. How much that moves the figure depends on what else the machine
+ * runs: with a test suite running beside it, 13.5 ms rested against 6-7 ms unrested at 20,000 files; alone,
+ * 7.25 ms rested against 6.0 ms unrested (two runs). An agent's checkpoints are seconds apart anyway: the model
+ * answers in between.
  */
 const journalRestMs = 5000;
 const modifiedPerTurn = 8;
