@@ -172,8 +172,9 @@ export class Session {
   async noteObservation(tracked: TrackedPath, observation: ObservedPath, batch: BlobBatch): Promise<CheckpointRecord['files'][number] | undefined> {
     if (this.holdsNothingNew(tracked, observation)) return undefined;
     const latest = this.state.latestVersion(tracked).state;
-    // A link is recorded as a link and nothing more (never read through): found again, it has nothing new to record.
+    // A link or a special file is recorded as what it is and nothing more (never read): found again, it has nothing new to record.
     if (observation.state.kind === 'symlink' && latest.kind === 'symlink') return undefined;
+    if (observation.state.kind === 'not-regular' && latest.kind === 'not-regular' && observation.state.fileType === latest.fileType) return undefined;
     if (sameState(observation.state, latest)) {
       // Read again and found unchanged: remember the newer signature so the next check can skip the read.
       if (observation.state.kind === 'file' && observation.observed !== undefined) {

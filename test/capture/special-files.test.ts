@@ -39,6 +39,32 @@ describe('capture scope: FIFOs, sockets and devices', () => {
     expect(fs.lstatSync(project.file('old.pipe')).isFIFO()).toBe(true);
   });
 
+  it('a tracked file replaced by a FIFO is a change once, not at every checkpoint after, journal on or off', async () => {
+    for (const journal of [false, true]) {
+      const project = tempProject();
+      project.write('a.txt', 'a0\n');
+      project.write('b.txt', 'b0\n');
+      const manager = await project.open({ capture: { journal } });
+      const first = await manager.checkpoint(newId());
+      fs.rmSync(project.file('a.txt'));
+      execFileSync('mkfifo', [project.file('a.txt')]);
+      await manager.checkpoint(newId());
+      expect(manager.lastScan).toMatchObject({ created: [], modified: [project.file('a.txt')], deleted: [], skipped: [{ path: project.file('a.txt'), reason: 'fifo' }] });
+      for (let again = 0; again < 2; again += 1) {
+        project.write('b.txt', `b${again + 1}\n`);
+        await manager.checkpoint(newId());
+        expect(manager.lastScan).toMatchObject({ created: [], modified: [project.file('b.txt')], deleted: [] });
+      }
+      // The FIFO is never written into: the rewind leaves it, says why, and puts b.txt back.
+      const rewound = await manager.rewindFiles(first);
+      expect(rewound).toMatchObject({ canRewind: true, filesChanged: [project.file('b.txt')], skippedLinks: 1, skippedByReason: { 'not-regular': 1 } });
+      expect(rewound.skipped).toEqual([expect.objectContaining({ path: project.file('a.txt'), reason: 'not-regular' })]);
+      expect(project.read('b.txt').toString()).toBe('b0\n');
+      expect(fs.lstatSync(project.file('a.txt')).isFIFO()).toBe(true);
+      await manager.close();
+    }
+  });
+
   it('a FIFO named .gitignore (or .git/info/exclude) holds no rules and does not hold the scan', async () => {
     const project = tempProject();
     project.write('a.txt', 'a0\n');
