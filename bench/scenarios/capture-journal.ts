@@ -273,7 +273,7 @@ async function runOnTree(context: ScenarioContext, tree: Tree, largest: boolean)
           `First scan: one round, in the order git, full, journal. Then ${turns} turns, each modifying ${modifiedPerTurn} files (one line), creating one beside them and deleting one, and timing each contender's checkpoint, the order rotating; ` +
             `the journal's process has rested at least ${journalRestMs / 1000} s since its previous checkpoint before each (the same at every size, as between an agent's turns); ` +
             'the run checks that every scan reports exactly those changes, and counts journaled checkpoints that fell back to a full scan (with the reason the library gave).',
-          'Before every timed step (untimed) `sync` writes out the dirty pages left by the contender before, and the run waits until the other session processes use no processor time for 100 ms (at most 10 s): ' +
+          'Before every timed step (untimed) `sync` writes out the dirty pages left by the contender before, and the run waits until the other session processes use less than 1 ms of processor time in 100 ms (at most 10 s): ' +
             'one that answered goes on collecting garbage on background threads, which is not the next contender\'s cost. The resident sets are read from /proc/self/status of each session process.',
         ],
         rows,
